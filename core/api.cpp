@@ -1,0 +1,123 @@
+// The typed C++ calls: each builds the op's Attrs and inputs and goes through run_op,
+// so there is one path (validation included) for every API.
+#include "gradrt/gradrt.h"
+
+namespace gradrt {
+
+namespace {
+
+Attrs conv_attrs(const ConvAttrs& a, bool with_cudnn) {
+  Attrs m = {{"strides", AttrValue(a.strides)},
+             {"padding", AttrValue(a.padding)},
+             {"explicit_paddings", AttrValue(a.explicit_paddings)},
+             {"data_format", AttrValue(a.data_format)},
+             {"dilations", AttrValue(a.dilations)}};
+  if (with_cudnn) m["use_cudnn_on_gpu"] = AttrValue(a.use_cudnn_on_gpu);
+  return m;
+}
+
+// Runs op and moves its outputs, in order, into `targets` (nullptr entries are dropped).
+Status run_into(std::string_view op, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
+                std::initializer_list<Tensor*> targets) {
+  Outputs outs;
+  Status s = run_op(op, inputs, attrs, &outs, options);
+  if (!s.ok()) return s;
+  size_t i = 0;
+  for (Tensor* t : targets) {
+    if (t && i < outs.size()) *t = std::move(outs[i].second);
+    ++i;
+  }
+  return s;
+}
+
+}  // namespace
+
+Attrs ConvAttrs::to_attrs() const { return conv_attrs(*this, true); }
+
+Attrs FusedBatchNormAttrs::to_attrs(bool with_factor) const {
+  Attrs m = {{"epsilon", AttrValue(epsilon)}, {"data_format", AttrValue(data_format)}, {"is_training", AttrValue(is_training)}};
+  if (with_factor) m["exponential_avg_factor"] = AttrValue(exponential_avg_factor);
+  return m;
+}
+
+Attrs FractionalAvgPoolAttrs::to_attrs() const {
+  return {{"pooling_ratio", AttrValue(pooling_ratio)}, {"pseudo_random", AttrValue(pseudo_random)},
+          {"overlapping", AttrValue(overlapping)},     {"deterministic", AttrValue(deterministic)},
+          {"seed", AttrValue(seed)},                   {"seed2", AttrValue(seed2)}};
+}
+
+Status conv2d(const TensorView& input, const TensorView& filter, const ConvAttrs& attrs, Tensor* output,
+              const RunOptions& options) {
+  return run_into("Conv2D", {{"input", input}, {"filter", filter}}, conv_attrs(attrs, true), options, {output});
+}
+
+Status conv2d_backprop_input(const TensorView& input_sizes, const TensorView& filter, const TensorView& out_backprop,
+                             const ConvAttrs& attrs, Tensor* output, const RunOptions& options) {
+  return run_into("Conv2DBackpropInput", {{"input_sizes", input_sizes}, {"filter", filter}, {"out_backprop", out_backprop}},
+                  conv_attrs(attrs, true), options, {output});
+}
+
+Status conv2d_backprop_filter(const TensorView& input, const TensorView& filter_sizes, const TensorView& out_backprop,
+                              const ConvAttrs& attrs, Tensor* output, const RunOptions& options) {
+  return run_into("Conv2DBackpropFilter", {{"input", input}, {"filter_sizes", filter_sizes}, {"out_backprop", out_backprop}},
+                  conv_attrs(attrs, true), options, {output});
+}
+
+Status depthwise_conv2d_native(const TensorView& input, const TensorView& filter, const DepthwiseAttrs& attrs,
+                               Tensor* output, const RunOptions& options) {
+  return run_into("DepthwiseConv2dNative", {{"input", input}, {"filter", filter}}, conv_attrs(attrs, false), options,
+                  {output});
+}
+
+Status depthwise_conv2d_native_backprop_input(const TensorView& input_sizes, const TensorView& filter,
+                                              const TensorView& out_backprop, const DepthwiseAttrs& attrs,
+                                              Tensor* output, const RunOptions& options) {
+  return run_into("DepthwiseConv2dNativeBackpropInput",
+                  {{"input_sizes", input_sizes}, {"filter", filter}, {"out_backprop", out_backprop}},
+                  conv_attrs(attrs, false), options, {output});
+}
+
+Status depthwise_conv2d_native_backprop_filter(const TensorView& input, const TensorView& filter_sizes,
+                                               const TensorView& out_backprop, const DepthwiseAttrs& attrs,
+                                               Tensor* output, const RunOptions& options) {
+  return run_into("DepthwiseConv2dNativeBackpropFilter",
+                  {{"input", input}, {"filter_sizes", filter_sizes}, {"out_backprop", out_backprop}},
+                  conv_attrs(attrs, false), options, {output});
+}
+
+Status fused_batch_norm(const TensorView& x, const TensorView& scale, const TensorView& offset, const TensorView& mean,
+                        const TensorView& variance, const FusedBatchNormAttrs& attrs, FusedBatchNormOutputs* out,
+                        const RunOptions& options) {
+  return run_into("FusedBatchNormV3",
+                  {{"x", x}, {"scale", scale}, {"offset", offset}, {"mean", mean}, {"variance", variance}},
+                  attrs.to_attrs(true), options,
+                  {&out->y, &out->batch_mean, &out->batch_variance, &out->reserve_space_1, &out->reserve_space_2,
+                   &out->reserve_space_3});
+}
+
+Status fused_batch_norm_grad(const TensorView& y_backprop, const TensorView& x, const TensorView& scale,
+                             const TensorView& reserve_space_1, const TensorView& reserve_space_2,
+                             const FusedBatchNormAttrs& attrs, FusedBatchNormGradOutputs* out,
+                             const RunOptions& options) {
+  return run_into("FusedBatchNormGradV2",
+                  {{"y_backprop", y_backprop}, {"x", x}, {"scale", scale}, {"reserve_space_1", reserve_space_1},
+                   {"reserve_space_2", reserve_space_2}},
+                  attrs.to_attrs(false), options, {&out->x_backprop, &out->scale_backprop, &out->offset_backprop});
+}
+
+Status fractional_avg_pool(const TensorView& value, const FractionalAvgPoolAttrs& attrs, FractionalAvgPoolOutputs* out,
+                           const RunOptions& options) {
+  return run_into("FractionalAvgPool", {{"value", value}}, attrs.to_attrs(), options,
+                  {&out->output, &out->row_pooling_sequence, &out->col_pooling_sequence});
+}
+
+Status fractional_avg_pool_grad(const TensorView& orig_input_tensor_shape, const TensorView& out_backprop,
+                                const TensorView& row_pooling_sequence, const TensorView& col_pooling_sequence,
+                                bool overlapping, Tensor* output, const RunOptions& options) {
+  return run_into("FractionalAvgPoolGrad",
+                  {{"orig_input_tensor_shape", orig_input_tensor_shape}, {"out_backprop", out_backprop},
+                   {"row_pooling_sequence", row_pooling_sequence}, {"col_pooling_sequence", col_pooling_sequence}},
+                  {{"overlapping", AttrValue(overlapping)}}, options, {output});
+}
+
+}  // namespace gradrt

@@ -1,0 +1,238 @@
+// gradrt: TensorFlow's convolution, batch-norm and fractional-pooling gradients,
+// with TensorFlow's semantics, on reference, cpu (xsimd) and vulkan backends.
+//
+// Two ways to call an op:
+//   run_op("Conv2DBackpropInput", {{"input_sizes", ...}, {"filter", ...}, {"out_backprop", ...}},
+//          {{"strides", AttrValue({1, 1, 1, 1})}, {"padding", "SAME"}}, &outputs);
+//   conv2d_backprop_input(input_sizes, filter, out_backprop, ConvAttrs().Strides({1,1,1,1}).Padding("SAME"), &dx);
+// Names (ops, inputs, attributes, outputs) are TensorFlow's.  Nothing here throws:
+// every failure is a Status.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gradrt {
+
+const char* version();
+
+// ---------------------------------------------------------------- Status
+enum class Code { OK = 0, InvalidArgument, ResourceExhausted, Unimplemented, NotFound, Unavailable, Internal };
+const char* code_name(Code code);
+
+class Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  static Status OK() { return {}; }
+  bool ok() const { return code_ == Code::OK; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  std::string to_string() const;  // "InvalidArgument: Conv2DBackpropInput: ..." or "OK"
+
+ private:
+  Code code_ = Code::OK;
+  std::string message_;
+};
+
+// ---------------------------------------------------------------- Tensors
+enum class DType { float16, bfloat16, float32, float64, int32, int64 };
+const char* dtype_name(DType t);                     // TF's names: "float32", "bfloat16", ...
+bool dtype_from_name(std::string_view name, DType* out);  // also accepts "float", "half", "double"
+size_t dtype_size(DType t);
+
+// A borrowed tensor: dense, row-major (C order), `data` holds product(shape) elements.
+struct TensorView {
+  DType dtype = DType::float32;
+  std::vector<int64_t> shape;
+  const void* data = nullptr;
+};
+
+// An owned tensor (64-byte aligned storage). Movable, not copyable.
+class Tensor {
+ public:
+  Tensor() = default;
+  // Checked: negative dims, int64 overflow, or more elements than max_tensor_elements()
+  // give a status; nothing is allocated then.
+  static Status allocate(DType dtype, std::vector<int64_t> shape, Tensor* out);
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t num_elements() const { return num_elements_; }
+  size_t num_bytes() const { return static_cast<size_t>(num_elements_) * dtype_size(dtype_); }
+  void* data() { return data_.get(); }
+  const void* data() const { return data_.get(); }
+  template <class T> T* data_as() { return static_cast<T*>(data()); }
+  template <class T> const T* data_as() const { return static_cast<const T*>(data()); }
+  TensorView view() const { return {dtype_, shape_, data()}; }
+
+ private:
+  struct Free { void operator()(void* p) const; };
+  DType dtype_ = DType::float32;
+  std::vector<int64_t> shape_;
+  int64_t num_elements_ = 0;
+  std::unique_ptr<void, Free> data_;
+};
+
+// Largest tensor gradrt will allocate, in elements (default 2^34; the wasm build 2^29 bytes'
+// worth). Beyond it an op returns ResourceExhausted before allocating anything.
+int64_t max_tensor_elements();
+void set_max_tensor_elements(int64_t n);
+
+// Half-precision conversions (round to nearest even), exposed for tests and tools.
+uint16_t float_to_half(float f);
+float half_to_float(uint16_t h);
+uint16_t float_to_bfloat16(float f);
+float bfloat16_to_float(uint16_t b);
+
+// ---------------------------------------------------------------- Attributes
+// A JSON value: what an attribute is on the command line, in JS and in C++.
+struct AttrValue {
+  enum class Kind { Null, Bool, Int, Float, String, List };
+  Kind kind = Kind::Null;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<AttrValue> list;
+
+  AttrValue() = default;
+  AttrValue(bool v) : kind(Kind::Bool), b(v) {}
+  AttrValue(int v) : kind(Kind::Int), i(v) {}
+  AttrValue(int64_t v) : kind(Kind::Int), i(v) {}
+  AttrValue(double v) : kind(Kind::Float), f(v) {}
+  AttrValue(const char* v) : kind(Kind::String), s(v) {}
+  AttrValue(std::string v) : kind(Kind::String), s(std::move(v)) {}
+  AttrValue(const std::vector<int64_t>& v);
+  AttrValue(const std::vector<double>& v);
+  AttrValue(std::initializer_list<int64_t> v) : AttrValue(std::vector<int64_t>(v)) {}
+
+  // Strict JSON (RFC 8259) for one value; nesting depth and length are bounded.
+  static Status parse_json(std::string_view text, AttrValue* out);
+  std::string to_json() const;
+};
+using Attrs = std::map<std::string, AttrValue, std::less<>>;
+
+// ---------------------------------------------------------------- Running ops
+struct RunOptions {
+  std::string backend = "auto";  // reference | cpu | vulkan | auto
+  int threads = 0;               // 0: the machine's hardware threads
+};
+struct RunInfo {
+  std::string backend;           // the backend that ran (what "auto" chose)
+};
+
+using Inputs = std::map<std::string, TensorView, std::less<>>;
+using Outputs = std::vector<std::pair<std::string, Tensor>>;  // in the op's output order
+
+// Runs an op by its TensorFlow name. On failure `outputs` is left empty.
+Status run_op(std::string_view op, const Inputs& inputs, const Attrs& attrs, Outputs* outputs,
+              const RunOptions& options = {}, RunInfo* info = nullptr);
+
+struct OpInfo {
+  std::string name;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+};
+const std::vector<OpInfo>& ops();
+
+struct BackendInfo {
+  std::string name;
+  bool available = false;
+  std::string detail;            // ISA in use, device name, or why it is unavailable
+};
+std::vector<BackendInfo> backends();
+// The backend "auto" resolves to for op (cpu unless a faster one can run it).
+std::string auto_backend(std::string_view op);
+
+// ---------------------------------------------------------------- Typed calls
+// Attrs mirror TensorFlow's C++ `Attrs` setters; strides and padding are required.
+struct ConvAttrs {
+  std::vector<int64_t> strides;
+  std::string padding;
+  std::vector<int64_t> explicit_paddings;
+  std::string data_format = "NHWC";
+  std::vector<int64_t> dilations = {1, 1, 1, 1};
+  bool use_cudnn_on_gpu = true;
+  ConvAttrs& Strides(std::vector<int64_t> v) { strides = std::move(v); return *this; }
+  ConvAttrs& Padding(std::string v) { padding = std::move(v); return *this; }
+  ConvAttrs& ExplicitPaddings(std::vector<int64_t> v) { explicit_paddings = std::move(v); return *this; }
+  ConvAttrs& DataFormat(std::string v) { data_format = std::move(v); return *this; }
+  ConvAttrs& Dilations(std::vector<int64_t> v) { dilations = std::move(v); return *this; }
+  ConvAttrs& UseCudnnOnGpu(bool v) { use_cudnn_on_gpu = v; return *this; }
+  Attrs to_attrs() const;
+};
+using DepthwiseAttrs = ConvAttrs;  // use_cudnn_on_gpu is not sent for depthwise ops
+
+struct FusedBatchNormAttrs {
+  double epsilon = 0.0001;
+  double exponential_avg_factor = 1.0;
+  std::string data_format = "NHWC";
+  bool is_training = true;
+  FusedBatchNormAttrs& Epsilon(double v) { epsilon = v; return *this; }
+  FusedBatchNormAttrs& ExponentialAvgFactor(double v) { exponential_avg_factor = v; return *this; }
+  FusedBatchNormAttrs& DataFormat(std::string v) { data_format = std::move(v); return *this; }
+  FusedBatchNormAttrs& IsTraining(bool v) { is_training = v; return *this; }
+  Attrs to_attrs(bool with_factor) const;
+};
+
+struct FractionalAvgPoolAttrs {
+  std::vector<double> pooling_ratio;
+  bool pseudo_random = false;
+  bool overlapping = false;
+  bool deterministic = false;
+  int64_t seed = 0;
+  int64_t seed2 = 0;
+  FractionalAvgPoolAttrs& PoolingRatio(std::vector<double> v) { pooling_ratio = std::move(v); return *this; }
+  FractionalAvgPoolAttrs& PseudoRandom(bool v) { pseudo_random = v; return *this; }
+  FractionalAvgPoolAttrs& Overlapping(bool v) { overlapping = v; return *this; }
+  FractionalAvgPoolAttrs& Deterministic(bool v) { deterministic = v; return *this; }
+  FractionalAvgPoolAttrs& Seed(int64_t v) { seed = v; return *this; }
+  FractionalAvgPoolAttrs& Seed2(int64_t v) { seed2 = v; return *this; }
+  Attrs to_attrs() const;
+};
+
+Status conv2d(const TensorView& input, const TensorView& filter, const ConvAttrs& attrs,
+              Tensor* output, const RunOptions& options = {});
+Status conv2d_backprop_input(const TensorView& input_sizes, const TensorView& filter,
+                             const TensorView& out_backprop, const ConvAttrs& attrs,
+                             Tensor* output, const RunOptions& options = {});
+Status conv2d_backprop_filter(const TensorView& input, const TensorView& filter_sizes,
+                              const TensorView& out_backprop, const ConvAttrs& attrs,
+                              Tensor* output, const RunOptions& options = {});
+Status depthwise_conv2d_native(const TensorView& input, const TensorView& filter,
+                               const DepthwiseAttrs& attrs, Tensor* output,
+                               const RunOptions& options = {});
+Status depthwise_conv2d_native_backprop_input(const TensorView& input_sizes, const TensorView& filter,
+                                              const TensorView& out_backprop, const DepthwiseAttrs& attrs,
+                                              Tensor* output, const RunOptions& options = {});
+Status depthwise_conv2d_native_backprop_filter(const TensorView& input, const TensorView& filter_sizes,
+                                               const TensorView& out_backprop, const DepthwiseAttrs& attrs,
+                                               Tensor* output, const RunOptions& options = {});
+
+struct FusedBatchNormOutputs { Tensor y, batch_mean, batch_variance, reserve_space_1, reserve_space_2, reserve_space_3; };
+// Runs FusedBatchNormV3 (reserve_space_3 is an empty float32 tensor).
+Status fused_batch_norm(const TensorView& x, const TensorView& scale, const TensorView& offset,
+                        const TensorView& mean, const TensorView& variance,
+                        const FusedBatchNormAttrs& attrs, FusedBatchNormOutputs* out,
+                        const RunOptions& options = {});
+struct FusedBatchNormGradOutputs { Tensor x_backprop, scale_backprop, offset_backprop; };
+// Runs FusedBatchNormGradV2 (the reserve-space outputs are always empty and dropped here).
+Status fused_batch_norm_grad(const TensorView& y_backprop, const TensorView& x, const TensorView& scale,
+                             const TensorView& reserve_space_1, const TensorView& reserve_space_2,
+                             const FusedBatchNormAttrs& attrs, FusedBatchNormGradOutputs* out,
+                             const RunOptions& options = {});
+
+struct FractionalAvgPoolOutputs { Tensor output, row_pooling_sequence, col_pooling_sequence; };
+Status fractional_avg_pool(const TensorView& value, const FractionalAvgPoolAttrs& attrs,
+                           FractionalAvgPoolOutputs* out, const RunOptions& options = {});
+Status fractional_avg_pool_grad(const TensorView& orig_input_tensor_shape, const TensorView& out_backprop,
+                                const TensorView& row_pooling_sequence, const TensorView& col_pooling_sequence,
+                                bool overlapping, Tensor* output, const RunOptions& options = {});
+
+}  // namespace gradrt

@@ -1,0 +1,116 @@
+#include "op_context.h"
+
+#include "parallel.h"
+
+namespace gradrt {
+
+OpContext::OpContext(std::string_view op, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
+                     Outputs* outputs)
+    : op_(op), inputs_(inputs), attrs_(attrs, std::string(op)), options_(options), outputs_(outputs) {
+  exec_.threads = options.threads > 0 ? options.threads : default_threads();
+}
+
+Status OpContext::num_elements(const TensorView& t, const char* name, int64_t* out) const {
+  return checked_num_elements(t.shape, op_ + ": input '" + name + "'", out);
+}
+
+Status OpContext::input(const char* name, const TensorView** out) {
+  auto it = inputs_.find(name);
+  if (it == inputs_.end()) return error(std::string("missing input '") + name + "'");
+  int64_t n = 0;
+  Status s = num_elements(it->second, name, &n);
+  if (!s.ok()) return s;
+  if (n > 0 && it->second.data == nullptr) return error(std::string("input '") + name + "' has no data");
+  *out = &it->second;
+  return Status::OK();
+}
+
+Status OpContext::int_vector(const TensorView& t, const char* name, std::vector<int64_t>* out) const {
+  if (t.dtype != DType::int32 && t.dtype != DType::int64)
+    return error(std::string("input '") + name + "' must be int32 or int64, got " + dtype_name(t.dtype));
+  if (t.shape.size() != 1)
+    return error(std::string("input '") + name + "' must be 1-dimensional, got rank " +
+                 std::to_string(t.shape.size()) + " (shape " + shape_string(t.shape) + ")");
+  int64_t n = t.shape[0];
+  if (n > 1024) return error(std::string("input '") + name + "' has " + std::to_string(n) + " entries, too many");
+  out->resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) (*out)[i] = read_scalar<int64_t>(t.data, t.dtype, i);
+  return Status::OK();
+}
+
+Status OpContext::resolve_dtype(const TensorView& t, const char* name, std::initializer_list<DType> allowed) {
+  DType storage = t.dtype;
+  DType semantic = t.dtype;  // what the op computes as
+  if (const AttrValue* v = attrs_.raw("T")) {
+    DType want;
+    if (v->kind != AttrValue::Kind::String || !dtype_from_name(v->s, &want))
+      return error("attribute 'T' must be a dtype name such as \"float32\" or \"bfloat16\"");
+    if (want == DType::bfloat16 && t.dtype == DType::float32) {
+      semantic = DType::bfloat16;
+      round_bf16_ = true;
+    } else if (want != t.dtype) {
+      return error(std::string("attribute T=") + dtype_name(want) + " does not match input '" + name +
+                   "' of dtype " + dtype_name(t.dtype));
+    }
+  }
+  bool ok = false;
+  std::string names;
+  for (DType d : allowed) {
+    ok = ok || d == semantic;
+    names += std::string(names.empty() ? "" : ", ") + dtype_name(d);
+  }
+  if (!ok)
+    return error(std::string("input '") + name + "' has dtype " + dtype_name(semantic) + "; this op takes " + names);
+  dtype_ = storage;
+  return Status::OK();
+}
+
+Status OpContext::expect_dtype(const TensorView& t, const char* name, DType want) const {
+  if (t.dtype == want) return Status::OK();
+  return error(std::string("input '") + name + "' must have dtype " + dtype_name(want) + ", got " +
+               dtype_name(t.dtype));
+}
+
+Status OpContext::add_output(const char* name, DType dtype, std::vector<int64_t> shape, Tensor** out) {
+  Tensor t;
+  Status s = Tensor::allocate(dtype, std::move(shape), &t);
+  if (!s.ok()) return Status(s.code(), op_ + ": output '" + name + "': " + s.message());
+  if (t.num_bytes()) std::memset(t.data(), 0, t.num_bytes());
+  outputs_->emplace_back(name, std::move(t));
+  *out = &outputs_->back().second;
+  return Status::OK();
+}
+
+Status OpContext::choose_backend(const char* stem, int64_t work, Backend** out) {
+  if (options_.threads < 0) return Status(Code::InvalidArgument, "threads must be >= 0, got " + std::to_string(options_.threads));
+  if (options_.backend == "auto") {
+    for (Backend* b : all_backends()) {
+      if (b != cpu_backend() && b != reference_backend() && b->preferred_for(stem, work) && b->available().ok()) {
+        *out = b;
+        return Status::OK();
+      }
+    }
+    *out = cpu_backend();
+    return Status::OK();
+  }
+  Backend* b = find_backend(options_.backend);
+  if (!b && options_.backend == "vulkan")
+    return Status(Code::Unavailable, "vulkan: this gradrt was built without the Vulkan backend");
+  if (!b) return Status(Code::NotFound, "unknown backend '" + options_.backend + "' (reference, cpu, vulkan, auto)");
+  Status s = b->available();
+  if (!s.ok()) return s;
+  *out = b;
+  return Status::OK();
+}
+
+Status OpContext::finish() {
+  if (!ran_on_.empty()) return attrs_.check_unknown();
+  // No kernel ran (empty result): still report which backend the call resolved to.
+  Backend* b = nullptr;
+  Status s = choose_backend("", 0, &b);
+  if (!s.ok()) return s;
+  ran_on_ = b->name();
+  return attrs_.check_unknown();
+}
+
+}  // namespace gradrt

@@ -1,0 +1,64 @@
+// Resolved op parameters: what core hands to a kernel after every check has passed.
+// Plain structs of int64/float so that every backend (and the Vulkan push-constant
+// mirrors) reads the same numbers. Kernels never validate and never fail on these.
+#pragma once
+
+#include <cstdint>
+
+namespace gradrt {
+
+// Convolution geometry, always NHWC (core transposes NCHW tensors around the kernel).
+//   x  [batch, in_h, in_w, in_c]        (TF: input)
+//   w  [filter_h, filter_w, filter_in_c, out_c]   HWIO   (TF: filter)
+//        depthwise: [filter_h, filter_w, in_c, depth_multiplier], out_c = in_c * depth_multiplier
+//   y  [batch, out_h, out_w, out_c]     (TF: output of the forward; out_backprop = dy)
+// Input row of output row oy and filter row ky: iy = oy*stride_h - pad_top + ky*dilation_h
+// (out of range reads 0). Grouped conv: groups = in_c / filter_in_c; output channel oc
+// belongs to group oc / (out_c / groups) and reads input channels [g*filter_in_c, (g+1)*filter_in_c).
+struct ConvParams {
+  int64_t batch = 0, in_h = 0, in_w = 0, in_c = 0;
+  int64_t out_h = 0, out_w = 0, out_c = 0;
+  int64_t filter_h = 0, filter_w = 0, filter_in_c = 0;
+  int64_t groups = 1;             // conv only
+  int64_t depth_multiplier = 1;   // depthwise only
+  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0;  // bottom/right padding only shapes out_h/out_w
+
+  int64_t x_elements() const { return batch * in_h * in_w * in_c; }
+  int64_t y_elements() const { return batch * out_h * out_w * out_c; }
+  int64_t w_elements() const { return filter_h * filter_w * filter_in_c * out_c; }
+  int64_t dw_w_elements() const { return filter_h * filter_w * in_c * depth_multiplier; }
+};
+
+// Batch norm over channels-last data seen as [rows, channels]; rows = N*H*W (NCHW is
+// transposed to this by core). The reserve spaces follow TF's CPU meaning: mean and
+// biased variance of the batch.
+struct BatchNormParams {
+  int64_t rows = 0, channels = 0;
+  float epsilon = 0.0001f;
+  float exponential_avg_factor = 1.0f;
+  bool is_training = true;
+};
+
+// Fractional average pooling, NHWC. row_seq has out_h+1 entries, col_seq out_w+1, each
+// non-decreasing within [0, in_h] / [0, in_w]. Cell (r, c) covers rows
+// [row_seq[r], min(row_seq[r+1] - (overlapping ? 0 : 1), in_h - 1)] and the same for columns.
+struct FracPoolParams {
+  int64_t batch = 0, in_h = 0, in_w = 0, channels = 0, out_h = 0, out_w = 0;
+  bool overlapping = false;
+  const int64_t* row_seq = nullptr;
+  const int64_t* col_seq = nullptr;
+
+  int64_t row_start(int64_t r) const { return row_seq[r]; }
+  int64_t row_end(int64_t r) const { return clamp_end(row_seq[r + 1], in_h); }
+  int64_t col_start(int64_t c) const { return col_seq[c]; }
+  int64_t col_end(int64_t c) const { return clamp_end(col_seq[c + 1], in_w); }
+
+ private:
+  int64_t clamp_end(int64_t next, int64_t size) const {
+    int64_t e = overlapping ? next : next - 1;
+    return e < size - 1 ? e : size - 1;
+  }
+};
+
+}  // namespace gradrt

@@ -1,0 +1,102 @@
+// run_op: the op list (ops.inc) turned into a table of implementations, plus the
+// queries (ops, backends) that the CLI and the bindings show.
+#include <new>
+#include <sstream>
+
+#include "backend.h"
+#include "op_context.h"
+#include "ops/ops.h"
+
+namespace gradrt {
+namespace {
+
+using OpFn = Status (*)(OpContext&);
+
+struct OpEntry {
+  OpInfo info;
+  const char* stem;
+  OpFn fn;
+};
+
+std::vector<std::string> split(const char* list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  return out;
+}
+
+const std::vector<OpEntry>& table() {
+  static const std::vector<OpEntry> entries = [] {
+    std::vector<OpEntry> v;
+#define GRADRT_OP(NAME, STEM, INPUTS, OUTPUTS) v.push_back({{#NAME, split(INPUTS), split(OUTPUTS)}, #STEM, &run_##STEM});
+#include "gradrt/ops.inc"
+    return v;
+  }();
+  return entries;
+}
+
+}  // namespace
+
+const std::vector<OpInfo>& ops() {
+  static const std::vector<OpInfo> infos = [] {
+    std::vector<OpInfo> v;
+    for (const OpEntry& e : table()) v.push_back(e.info);
+    return v;
+  }();
+  return infos;
+}
+
+Status run_op(std::string_view op, const Inputs& inputs, const Attrs& attrs, Outputs* outputs,
+              const RunOptions& options, RunInfo* info) {
+  if (!outputs) return Status(Code::InvalidArgument, "run_op: outputs must not be null");
+  outputs->clear();
+  const OpEntry* entry = nullptr;
+  for (const OpEntry& e : table())
+    if (e.info.name == op) entry = &e;
+  if (!entry) return Status(Code::NotFound, "unknown op '" + std::string(op) + "' (gradrt ops lists them)");
+  for (const auto& [name, view] : inputs) {
+    bool known = false;
+    for (const std::string& in : entry->info.inputs) known = known || in == name;
+    if (!known) return Status(Code::InvalidArgument, std::string(op) + ": unknown input '" + name + "'");
+  }
+  OpContext ctx(op, inputs, attrs, options, outputs);
+  Status s;
+  try {
+    s = entry->fn(ctx);
+    if (s.ok()) s = ctx.finish();
+  } catch (const std::bad_alloc&) {
+    s = Status(Code::ResourceExhausted, std::string(op) + ": out of memory");
+  } catch (const std::exception& e) {
+    s = Status(Code::Internal, std::string(op) + ": " + e.what());
+  }
+  if (!s.ok()) {
+    outputs->clear();
+    return s;
+  }
+  if (info) info->backend = ctx.ran_on();
+  return s;
+}
+
+std::vector<BackendInfo> backends() {
+  std::vector<BackendInfo> list;
+  for (Backend* b : all_backends()) {
+    Status s = b->available();
+    list.push_back({b->name(), s.ok(), s.ok() ? b->detail() : s.message()});
+  }
+  if (!vulkan_backend()) list.push_back({"vulkan", false, "built without the Vulkan backend"});
+  return list;
+}
+
+std::string auto_backend(std::string_view op) {
+  std::string stem;
+  for (const OpEntry& e : table())
+    if (e.info.name == op) stem = e.stem;
+  for (Backend* b : all_backends())
+    if (b != cpu_backend() && b != reference_backend() && b->preferred_for(stem.c_str(), INT64_MAX) &&
+        b->available().ok())
+      return b->name();
+  return cpu_backend()->name();
+}
+
+}  // namespace gradrt

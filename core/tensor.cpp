@@ -1,0 +1,146 @@
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "checked.h"
+#include "gradrt/gradrt.h"
+
+namespace gradrt {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::float16: return "float16";
+    case DType::bfloat16: return "bfloat16";
+    case DType::float32: return "float32";
+    case DType::float64: return "float64";
+    case DType::int32: return "int32";
+    case DType::int64: return "int64";
+  }
+  return "unknown";
+}
+
+bool dtype_from_name(std::string_view name, DType* out) {
+  struct Alias { const char* name; DType dtype; };
+  static const Alias aliases[] = {
+      {"float16", DType::float16}, {"half", DType::float16},     {"bfloat16", DType::bfloat16},
+      {"float32", DType::float32}, {"float", DType::float32},    {"float64", DType::float64},
+      {"double", DType::float64},  {"int32", DType::int32},      {"int64", DType::int64}};
+  for (const Alias& a : aliases) {
+    if (name == a.name) {
+      *out = a.dtype;
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::float16:
+    case DType::bfloat16: return 2;
+    case DType::float32:
+    case DType::int32: return 4;
+    case DType::float64:
+    case DType::int64: return 8;
+  }
+  return 1;
+}
+
+namespace {
+#if defined(__EMSCRIPTEN__)
+constexpr int64_t kDefaultMaxElements = int64_t{1} << 27;  // 512 MiB of float32: the 32-bit heap
+#else
+constexpr int64_t kDefaultMaxElements = int64_t{1} << 34;
+#endif
+std::atomic<int64_t> g_max_elements{kDefaultMaxElements};
+}  // namespace
+
+int64_t max_tensor_elements() { return g_max_elements.load(); }
+void set_max_tensor_elements(int64_t n) { g_max_elements.store(n > 0 ? n : kDefaultMaxElements); }
+
+void Tensor::Free::operator()(void* p) const { std::free(p); }
+
+Status Tensor::allocate(DType dtype, std::vector<int64_t> shape, Tensor* out) {
+  int64_t n = 0;
+  Status s = checked_num_elements(shape, "tensor", &n);
+  if (!s.ok()) return s;
+  if (n > max_tensor_elements())
+    return Status(Code::ResourceExhausted, "tensor of shape " + shape_string(shape) + " has " +
+                                               std::to_string(n) + " elements, more than the limit of " +
+                                               std::to_string(max_tensor_elements()));
+  size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
+  // Round up to the alignment; allocate at least one line so data() is never null.
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0) rounded = 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (p == nullptr)
+    return Status(Code::ResourceExhausted, "out of memory allocating " + std::to_string(bytes) + " bytes");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.num_elements_ = n;
+  t.data_.reset(p);
+  *out = std::move(t);
+  return Status::OK();
+}
+
+// IEEE binary16 and bfloat16, round to nearest even; NaN stays NaN.
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
+  if (abs < 0x38800000u) {  // subnormal half (or zero): value * 2^24 rounded
+    float a;
+    std::memcpy(&a, &abs, 4);
+    float scaled = a * 16777216.0f;  // exact: a < 2^-14
+    uint32_t m = static_cast<uint32_t>(scaled);
+    float rem = scaled - static_cast<float>(m);
+    if (rem > 0.5f || (rem == 0.5f && (m & 1u))) ++m;
+    return static_cast<uint16_t>(sign | m);
+  }
+  uint32_t mant = abs & 0x7fffffu;
+  uint32_t exp = (abs >> 23) - 112;  // rebias 127 -> 15
+  uint32_t h = (exp << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // carry may bump the exponent: correct
+  return static_cast<uint16_t>(sign | h);
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t x;
+  if (exp == 0) {
+    float v = static_cast<float>(mant) / 16777216.0f;  // mant * 2^-24
+    std::memcpy(&x, &v, 4);
+    x |= sign;
+  } else if (exp == 31) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else {
+    x = sign | ((exp + 112) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float bfloat16_to_float(uint16_t b) {
+  uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+}  // namespace gradrt
