@@ -167,7 +167,6 @@ class DictParser {
       out->push_back(dim);
       skip_space();
       if (eat(',')) continue;
-      skip_space();
       if (eat(')')) return Status::OK();
       return error("expected ',' or ')' in shape");
     }

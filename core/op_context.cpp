@@ -8,6 +8,8 @@ OpContext::OpContext(std::string_view op, const Inputs& inputs, const Attrs& att
                      Outputs* outputs)
     : op_(op), inputs_(inputs), attrs_(attrs, std::string(op)), options_(options), outputs_(outputs) {
   exec_.threads = options.threads > 0 ? options.threads : default_threads();
+  // add_output hands out pointers into this vector: no reallocation may move them.
+  outputs_->reserve(8);
 }
 
 Status OpContext::num_elements(const TensorView& t, const char* name, int64_t* out) const {

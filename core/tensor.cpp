@@ -1,4 +1,5 @@
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -68,7 +69,14 @@ Status Tensor::allocate(DType dtype, std::vector<int64_t> shape, Tensor* out) {
     return Status(Code::ResourceExhausted, "tensor of shape " + shape_string(shape) + " has " +
                                                std::to_string(n) + " elements, more than the limit of " +
                                                std::to_string(max_tensor_elements()));
-  size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
+  // Checked: with a raised limit (or 32-bit size_t, wasm) n * itemsize could wrap around
+  // to a small allocation that the op would then overrun.
+  int64_t bytes64 = 0;
+  if (mul_overflows(n, static_cast<int64_t>(dtype_size(dtype)), &bytes64) ||
+      static_cast<uint64_t>(bytes64) > static_cast<uint64_t>(SIZE_MAX - 64))
+    return Status(Code::ResourceExhausted, "tensor of shape " + shape_string(shape) + " has " + std::to_string(n) +
+                                               " elements, too many bytes to address");
+  size_t bytes = static_cast<size_t>(bytes64);
   // Round up to the alignment; allocate at least one line so data() is never null.
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;

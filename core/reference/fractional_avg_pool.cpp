@@ -3,6 +3,8 @@
 // truncating toward zero. The gradient spreads dy/count over each cell into a double
 // buffer and rounds once (truncating for integers), as TF does.
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -36,6 +38,22 @@ void fractional_avg_pool(const FracPoolParams& p, const T* x, T* y) {
       }
 }
 
+// double -> T. Integers truncate toward zero as TF's cast does, and saturate where the sum of
+// overlapping cells leaves T's range (a plain conversion would be undefined behaviour).
+template <class T>
+T to_output(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    if (!(v > -9223372036854775808.0)) return std::numeric_limits<T>::min();  // also NaN
+    if (v >= 9223372036854775808.0) return std::numeric_limits<T>::max();
+    const int64_t t = static_cast<int64_t>(v);
+    if (t > int64_t{std::numeric_limits<T>::max()}) return std::numeric_limits<T>::max();
+    if (t < int64_t{std::numeric_limits<T>::min()}) return std::numeric_limits<T>::min();
+    return static_cast<T>(t);
+  } else {
+    return T(v);
+  }
+}
+
 template <class T>
 void fractional_avg_pool_grad(const FracPoolParams& p, const T* dy, T* dx) {
   std::vector<double> buf(static_cast<std::size_t>(p.batch * p.in_h * p.in_w * p.channels), 0.0);
@@ -51,7 +69,7 @@ void fractional_avg_pool_grad(const FracPoolParams& p, const T* dy, T* dx) {
             for (int64_t j = cs; j <= ce; ++j) buf[((n * p.in_h + i) * p.in_w + j) * p.channels + d] += g;
         }
       }
-  for (std::size_t i = 0; i < buf.size(); ++i) dx[i] = T(buf[i]);
+  for (std::size_t i = 0; i < buf.size(); ++i) dx[i] = to_output<T>(buf[i]);
 }
 
 #define GRADRT_INSTANTIATE(T)                                                          \

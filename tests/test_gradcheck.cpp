@@ -1,0 +1,124 @@
+// Gradient checks in float64 on every backend: the adjoint identity
+// <conv(x, w), dy> = <x, dx> = <w, dw> for the linear ops, and central finite
+// differences through the forward ops for batch norm and fractional pooling.
+#include "cases.h"
+
+using namespace gradrt;
+using test::Host;
+
+namespace {
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("gradcheck: adjoint identity for Conv2D and DepthwiseConv2dNative gradients") {
+  std::mt19937 rng(99);
+  int checked = 0;
+  for (int i = 0; i < 120; ++i) {
+    test::ConvConfig cfg = test::random_conv(rng, i % 2 == 1);
+    std::vector<int64_t> y_shape;
+    if (!test::forward_shape(cfg, &y_shape)) continue;
+    Host x = test::random(DType::float64, cfg.input_shape(), rng), w = test::random(DType::float64, cfg.filter_shape(), rng);
+    Host dy = test::random(DType::float64, y_shape, rng);
+    for (const std::string& backend : test::backends()) {
+      if (backend == "vulkan") continue;  // float32 only there; covered by the sweep
+      CAPTURE(backend);
+      CAPTURE(cfg.describe());
+      test::Result y = test::run(cfg.forward_op(), {{"input", x}, {"filter", w}}, cfg.attrs(), backend);
+      test::Result dx = test::run(cfg.input_grad_op(), {{"input_sizes", test::ints(cfg.input_shape())}, {"filter", w}, {"out_backprop", dy}}, cfg.attrs(), backend);
+      test::Result dw = test::run(cfg.filter_grad_op(), {{"input", x}, {"filter_sizes", test::ints(cfg.filter_shape())}, {"out_backprop", dy}}, cfg.attrs(), backend);
+      REQUIRE(y.status.ok());
+      REQUIRE(dx.status.ok());
+      REQUIRE(dw.status.ok());
+      const double a = dot(y.vals(), dy.values()), b = dot(x.values(), dx.vals()), c = dot(w.values(), dw.vals());
+      const double scale = 1e-10 * (1 + std::fabs(a));
+      CHECK(std::fabs(a - b) <= scale);
+      CHECK(std::fabs(a - c) <= scale);
+    }
+    ++checked;
+  }
+  CHECK(checked > 60);
+}
+
+TEST_CASE("gradcheck: FusedBatchNormGrad against finite differences of FusedBatchNorm") {
+  std::mt19937 rng(5);
+  for (bool training : {true, false}) {
+    for (const char* format : {"NHWC", "NCHW"}) {
+      CAPTURE(training);
+      CAPTURE(format);
+      const int64_t C = 3;
+      std::vector<int64_t> shape = std::string(format) == "NHWC" ? std::vector<int64_t>{2, 3, 2, C} : std::vector<int64_t>{2, C, 3, 2};
+      Host x = test::random(DType::float64, shape, rng, -2, 2), dy = test::random(DType::float64, shape, rng);
+      Host scale = test::random(DType::float64, {C}, rng, 0.5, 1.5), offset = test::random(DType::float64, {C}, rng);
+      Host pop_mean = test::random(DType::float64, {C}, rng), pop_var = test::random(DType::float64, {C}, rng, 0.5, 1.5);
+      const Attrs attrs = {{"epsilon", AttrValue(0.001)}, {"is_training", AttrValue(training)}, {"data_format", AttrValue(format)}};
+      // loss(x, scale, offset) = <FusedBatchNorm(x, scale, offset).y, dy>
+      auto loss = [&](const Host& xv, const Host& s, const Host& o) {
+        test::Result r = test::run("FusedBatchNorm", {{"x", xv}, {"scale", s}, {"offset", o}, {"mean", pop_mean}, {"variance", pop_var}}, attrs);
+        REQUIRE(r.status.ok());
+        return dot(r.vals(0), dy.values());
+      };
+      test::Result fwd = test::run("FusedBatchNorm", {{"x", x}, {"scale", scale}, {"offset", offset}, {"mean", pop_mean}, {"variance", pop_var}}, attrs);
+      REQUIRE(fwd.status.ok());
+      // The gradient op gets the forward's reserve spaces (training) or the population stats (inference).
+      Host rs1 = training ? test::make(DType::float64, {C}, fwd.vals(3)) : pop_mean;
+      Host rs2 = training ? test::make(DType::float64, {C}, fwd.vals(4)) : pop_var;
+      auto numeric = [&](Host* p, int which) {  // which: 0 x, 1 scale, 2 offset
+        std::vector<double> v = p->values(), g(v.size());
+        const double h = 1e-5;
+        for (size_t i = 0; i < v.size(); ++i) {
+          std::vector<double> plus = v, minus = v;
+          plus[i] += h;
+          minus[i] -= h;
+          Host hp = test::make(DType::float64, p->shape, plus), hm = test::make(DType::float64, p->shape, minus);
+          double lp = which == 0 ? loss(hp, scale, offset) : which == 1 ? loss(x, hp, offset) : loss(x, scale, hp);
+          double lm = which == 0 ? loss(hm, scale, offset) : which == 1 ? loss(x, hm, offset) : loss(x, scale, hm);
+          g[i] = (lp - lm) / (2 * h);
+        }
+        return g;
+      };
+      std::vector<double> ndx = numeric(&x, 0), nds = numeric(&scale, 1), ndo = numeric(&offset, 2);
+      for (const std::string& backend : test::backends()) {
+        if (backend == "vulkan") continue;
+        CAPTURE(backend);
+        test::Result g = test::run("FusedBatchNormGrad", {{"y_backprop", dy}, {"x", x}, {"scale", scale},
+                                                          {"reserve_space_1", rs1}, {"reserve_space_2", rs2}}, attrs, backend);
+        REQUIRE_MESSAGE(g.status.ok(), g.status.to_string());
+        test::check_close(g.vals(0), ndx, 1e-5, 1e-7, "x_backprop");
+        test::check_close(g.vals(1), nds, 1e-5, 1e-7, "scale_backprop");
+        test::check_close(g.vals(2), ndo, 1e-5, 1e-7, "offset_backprop");
+      }
+    }
+  }
+}
+
+TEST_CASE("gradcheck: FractionalAvgPoolGrad is the adjoint of FractionalAvgPool with the same sequences") {
+  std::mt19937 rng(8);
+  for (int i = 0; i < 24; ++i) {
+    bool overlapping = i % 2 == 0;
+    Host value = test::random(DType::float64, {2, test::uniform(rng, 4, 15), test::uniform(rng, 4, 15), 3}, rng);
+    Attrs a = {{"pooling_ratio", AttrValue(std::vector<double>{1.0, 1.0 + 0.1 * (i % 10), 1.3, 1.0})},
+               {"pseudo_random", AttrValue(i % 3 == 0)}, {"overlapping", AttrValue(overlapping)},
+               {"deterministic", AttrValue(true)}, {"seed", AttrValue(int64_t{i + 3})}, {"seed2", AttrValue(int64_t{1})}};
+    for (const std::string& backend : test::backends()) {
+      if (backend == "vulkan") continue;
+      test::Result y = test::run("FractionalAvgPool", {{"value", value}}, a, backend);
+      REQUIRE_MESSAGE(y.status.ok(), y.status.to_string());
+      Host dy = test::random(DType::float64, y.out(0).shape(), rng);
+      std::vector<double> rows = y.vals(1), cols = y.vals(2);
+      test::Result dx = test::run("FractionalAvgPoolGrad",
+                                  {{"orig_input_tensor_shape", test::ints(value.shape, DType::int64)}, {"out_backprop", dy},
+                                   {"row_pooling_sequence", test::ints(std::vector<int64_t>(rows.begin(), rows.end()), DType::int64)},
+                                   {"col_pooling_sequence", test::ints(std::vector<int64_t>(cols.begin(), cols.end()), DType::int64)}},
+                                  {{"overlapping", AttrValue(overlapping)}}, backend);
+      REQUIRE_MESSAGE(dx.status.ok(), dx.status.to_string());
+      const double lhs = dot(y.vals(0), dy.values()), rhs = dot(value.values(), dx.vals());
+      CHECK(std::fabs(lhs - rhs) <= 1e-10 * (1 + std::fabs(lhs)));
+    }
+  }
+}

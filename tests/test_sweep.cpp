@@ -1,0 +1,168 @@
+// Every backend against the reference on random configurations (cases.h), every dtype;
+// NCHW against NHWC on the reference itself (an independent check of the layout code).
+#include "cases.h"
+
+using namespace gradrt;
+using test::ConvConfig;
+using test::Host;
+
+namespace {
+
+// Relative error as the issue states it: max |got - want| / max |want|.
+double max_rel_error(const std::vector<double>& got, const std::vector<double>& want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    num = std::max(num, std::fabs(got[i] - want[i]));
+    den = std::max(den, std::fabs(want[i]));
+  }
+  return den == 0 ? num : num / den;
+}
+
+double allowed(DType dtype) {
+  switch (dtype) {
+    case DType::float64: return 1e-9;
+    case DType::float32: return 2e-4;
+    default: return 2e-2;  // float16, bfloat16
+  }
+}
+
+// Runs op on every backend and compares each output with the reference backend's.
+void agree(const std::string& op, const test::Named& in, const Attrs& attrs, DType dtype, const std::string& what) {
+  test::Result want = test::run(op, in, attrs, "reference");
+  REQUIRE_MESSAGE(want.status.ok(), what << ": " << want.status.to_string());
+  for (const std::string& backend : test::backends()) {
+    if (backend == "reference") continue;
+    test::Result got = test::run(op, in, attrs, backend);
+    REQUIRE_MESSAGE(got.status.ok(), what << " on " << backend << ": " << got.status.to_string());
+    CHECK_EQ(got.backend, backend);
+    REQUIRE(got.outputs.size() == want.outputs.size());
+    for (size_t i = 0; i < want.outputs.size(); ++i) {
+      CHECK(got.out(i).shape() == want.out(i).shape());
+      CHECK(got.out(i).dtype() == want.out(i).dtype());
+      if (want.out(i).num_elements() == 0 || got.out(i).num_elements() != want.out(i).num_elements()) continue;
+      double err = max_rel_error(got.vals(i), want.vals(i));
+      CHECK_MESSAGE(err <= allowed(dtype), what << " on " << backend << ", output " << want.outputs[i].first
+                                                << ": relative error " << err);
+    }
+  }
+}
+
+const DType kDtypes[] = {DType::float32, DType::float64, DType::float16, DType::bfloat16};
+
+}  // namespace
+
+TEST_CASE("sweep: conv and depthwise ops, every backend against the reference") {
+  std::mt19937 rng(20261122);
+  int run_cases = 0;
+  for (int i = 0; i < 240; ++i) {
+    ConvConfig cfg = test::random_conv(rng, i % 2 == 1);
+    std::vector<int64_t> y_shape;
+    if (!test::forward_shape(cfg, &y_shape)) continue;
+    ++run_cases;
+    DType dtype = kDtypes[i % 4];
+    Host x = test::random(dtype, cfg.input_shape(), rng), w = test::random(dtype, cfg.filter_shape(), rng);
+    Host dy = test::random(dtype, y_shape, rng);
+    std::string what = cfg.describe() + " " + dtype_name(dtype);
+    agree(cfg.forward_op(), {{"input", x}, {"filter", w}}, cfg.attrs(), dtype, what);
+    agree(cfg.input_grad_op(), {{"input_sizes", test::ints(cfg.input_shape())}, {"filter", w}, {"out_backprop", dy}},
+          cfg.attrs(), dtype, what);
+    agree(cfg.filter_grad_op(), {{"input", x}, {"filter_sizes", test::ints(cfg.filter_shape())}, {"out_backprop", dy}},
+          cfg.attrs(), dtype, what);
+  }
+  CHECK(run_cases > 120);
+}
+
+TEST_CASE("sweep: bfloat16 through T=bfloat16 on float32 tensors equals bfloat16 tensors") {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20; ++i) {
+    ConvConfig cfg = test::random_conv(rng, i % 2 == 1);
+    std::vector<int64_t> y_shape;
+    if (!test::forward_shape(cfg, &y_shape)) continue;
+    Host w = test::random(DType::bfloat16, cfg.filter_shape(), rng), dy = test::random(DType::bfloat16, y_shape, rng);
+    Host w32 = test::make(DType::float32, w.shape, w.values()), dy32 = test::make(DType::float32, dy.shape, dy.values());
+    Attrs with_t = cfg.attrs();
+    with_t["T"] = AttrValue("bfloat16");
+    for (const std::string& backend : test::backends()) {
+      auto sizes = test::ints(cfg.input_shape());
+      test::Result a = test::run(cfg.input_grad_op(), {{"input_sizes", sizes}, {"filter", w}, {"out_backprop", dy}}, cfg.attrs(), backend);
+      test::Result b = test::run(cfg.input_grad_op(), {{"input_sizes", sizes}, {"filter", w32}, {"out_backprop", dy32}}, with_t, backend);
+      REQUIRE(a.status.ok());
+      REQUIRE(b.status.ok());
+      CHECK(b.out().dtype() == DType::float32);
+      CHECK(a.vals() == b.vals());  // same rounding of the same float32 result
+    }
+  }
+}
+
+TEST_CASE("sweep: NCHW equals NHWC transposed (reference)") {
+  std::mt19937 rng(11);
+  for (int i = 0; i < 60; ++i) {
+    ConvConfig cfg = test::random_conv(rng, i % 2 == 1);
+    cfg.nchw = false;
+    std::vector<int64_t> y_shape;
+    if (!test::forward_shape(cfg, &y_shape)) continue;
+    ConvConfig cf = cfg;
+    cf.nchw = true;
+    Host x = test::random(DType::float64, cfg.input_shape(), rng), w = test::random(DType::float64, cfg.filter_shape(), rng);
+    Host dy = test::random(DType::float64, y_shape, rng);
+    Host x_t = test::transpose_nhwc_to_nchw(x), dy_t = test::transpose_nhwc_to_nchw(dy);
+    test::Result a = test::run(cfg.input_grad_op(), {{"input_sizes", test::ints(cfg.input_shape())}, {"filter", w}, {"out_backprop", dy}}, cfg.attrs());
+    test::Result b = test::run(cf.input_grad_op(), {{"input_sizes", test::ints(cf.input_shape())}, {"filter", w}, {"out_backprop", dy_t}}, cf.attrs());
+    REQUIRE(a.status.ok());
+    REQUIRE_MESSAGE(b.status.ok(), b.status.to_string());
+    test::check_close(test::nchw_to_nhwc(b.vals(), b.out().shape()), a.vals(), 1e-12, 1e-12, cfg.describe());
+    a = test::run(cfg.filter_grad_op(), {{"input", x}, {"filter_sizes", test::ints(cfg.filter_shape())}, {"out_backprop", dy}}, cfg.attrs());
+    b = test::run(cf.filter_grad_op(), {{"input", x_t}, {"filter_sizes", test::ints(cf.filter_shape())}, {"out_backprop", dy_t}}, cf.attrs());
+    REQUIRE(a.status.ok());
+    REQUIRE(b.status.ok());
+    test::check_close(b.vals(), a.vals(), 1e-12, 1e-12, cfg.describe());
+  }
+}
+
+TEST_CASE("sweep: FusedBatchNorm and FusedBatchNormGrad, every backend against the reference") {
+  std::mt19937 rng(13);
+  for (int i = 0; i < 48; ++i) {
+    DType dtype = kDtypes[i % 4];
+    bool training = i % 3 != 0, nchw = i % 2 == 0, five_d = i % 5 == 0;
+    const char* format = five_d ? (nchw ? "NCDHW" : "NDHWC") : (nchw ? "NCHW" : "NHWC");
+    int64_t C = test::uniform(rng, 1, 37);
+    std::vector<int64_t> shape = {test::uniform(rng, 1, 3), test::uniform(rng, 1, 7), test::uniform(rng, 1, 9)};
+    if (five_d) shape.push_back(test::uniform(rng, 1, 3));
+    shape.insert(nchw ? shape.begin() + 1 : shape.end(), C);
+    DType u = dtype == DType::float64 ? DType::float64 : DType::float32;
+    Host x = test::random(dtype, shape, rng, -2, 3), dy = test::random(dtype, shape, rng);
+    Host scale = test::random(u, {C}, rng, 0.5, 2), offset = test::random(u, {C}, rng);
+    Host mean = test::random(u, {C}, rng), var = test::random(u, {C}, rng, 0.1, 2);
+    Attrs a = {{"epsilon", AttrValue(0.001)}, {"is_training", AttrValue(training)}, {"data_format", AttrValue(format)},
+               {"exponential_avg_factor", AttrValue(i % 4 == 1 ? 0.6 : 1.0)}};
+    std::string what = std::string(format) + " " + dtype_name(dtype) + (training ? " training" : " inference");
+    agree("FusedBatchNormV3", {{"x", x}, {"scale", scale}, {"offset", offset}, {"mean", mean}, {"variance", var}}, a, dtype, what);
+    a.erase("exponential_avg_factor");
+    agree("FusedBatchNormGradV3", {{"y_backprop", dy}, {"x", x}, {"scale", scale}, {"reserve_space_1", mean},
+                                   {"reserve_space_2", var}, {"reserve_space_3", test::make(u, {0}, {})}},
+          a, dtype, what);
+  }
+}
+
+TEST_CASE("sweep: FractionalAvgPool and its gradient, every backend against the reference") {
+  std::mt19937 rng(17);
+  for (int i = 0; i < 40; ++i) {
+    DType dtype = i % 2 ? DType::float32 : DType::float64;
+    int64_t H = test::uniform(rng, 3, 13), W = test::uniform(rng, 3, 13);  // >= the largest ratio
+    std::uniform_real_distribution<double> ratio(1.0, 2.6);
+    Attrs a = {{"pooling_ratio", AttrValue(std::vector<double>{1.0, ratio(rng), ratio(rng), 1.0})},
+               {"pseudo_random", AttrValue(i % 3 == 0)}, {"overlapping", AttrValue(i % 4 < 2)},
+               {"deterministic", AttrValue(true)}, {"seed", AttrValue(int64_t{i + 1})}, {"seed2", AttrValue(int64_t{7})}};
+    Host value = test::random(dtype, {test::uniform(rng, 1, 2), H, W, test::uniform(rng, 1, 19)}, rng);
+    agree("FractionalAvgPool", {{"value", value}}, a, dtype, "pool");
+    test::Result fwd = test::run("FractionalAvgPool", {{"value", value}}, a);
+    REQUIRE(fwd.status.ok());
+    Host dy = test::random(dtype, fwd.out(0).shape(), rng);
+    std::vector<double> rows = fwd.vals(1), cols = fwd.vals(2);
+    agree("FractionalAvgPoolGrad",
+          {{"orig_input_tensor_shape", test::ints(value.shape, DType::int64)}, {"out_backprop", dy},
+           {"row_pooling_sequence", test::ints(std::vector<int64_t>(rows.begin(), rows.end()), DType::int64)},
+           {"col_pooling_sequence", test::ints(std::vector<int64_t>(cols.begin(), cols.end()), DType::int64)}},
+          {{"overlapping", a["overlapping"]}}, dtype, "pool grad");
+  }
+}
