@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Sets up and runs every test: native suite (all backends; Vulkan on lavapipe with the
+# validation layer), every forced CPU ISA, the sanitized suite, the fuzzers, the aarch64
+# suite under qemu, and the wasm/npm package in Node and Chromium.
+# Usage: tests/run_all.sh [stage...]   (stages: native isa asan fuzz aarch64 web; default all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=${JOBS:-2}
+stages=("$@")
+((${#stages[@]})) || stages=(native isa asan fuzz aarch64 web)
+
+bash tests/setup.sh
+
+stage() { printf '\n==== %s (%s)\n' "$1" "$(date +%T)"; }
+
+build() {  # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+for s in "${stages[@]}"; do
+  case $s in
+    native)
+      stage "native suite: reference, cpu, vulkan (lavapipe + Khronos validation)"
+      build build -DCMAKE_BUILD_TYPE=Release
+      GRADRT_VULKAN_VALIDATION=1 ctest --test-dir build --output-on-failure -j "$jobs"
+      ;;
+    isa)
+      stage "cpu backend with every forced ISA"
+      for isa in avx2 sse4_2 scalar; do
+        echo "-- GRADRT_CPU_ISA=$isa"
+        GRADRT_CPU_ISA=$isa build/tests/gradrt_tests --test-case='cpu:*,sweep:*,golden:*,gradcheck:*' --no-version | tail -3
+      done
+      ;;
+    asan)
+      stage "AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer"
+      build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRADRT_SANITIZE=ON
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        ctest --test-dir build-asan --output-on-failure -j "$jobs"
+      ;;
+    fuzz)
+      stage "libFuzzer targets (${FUZZ_SECONDS:-60} s each)"
+      bash tests/fuzz/run_fuzzers.sh "${FUZZ_SECONDS:-60}"
+      ;;
+    aarch64)
+      stage "aarch64 cross build, suite under qemu"
+      build build-aarch64 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
+      ctest --test-dir build-aarch64 --output-on-failure -j "$jobs"
+      ;;
+    web)
+      stage "wasm builds and the npm package in Node and Chromium"
+      (cd web && npm ci --no-audit --no-fund && npm run build && npm test)
+      ;;
+    *) echo "unknown stage $s" >&2; exit 2 ;;
+  esac
+done
+stage "all stages passed: ${stages[*]}"

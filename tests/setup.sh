@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs everything gradrt's builds and tests use on a fresh Debian 12 machine (as root).
+set -euo pipefail
+packages=(cmake ninja-build g++ python3 libxsimd-dev doctest-dev
+          glslang-tools libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+          g++-aarch64-linux-gnu qemu-user clang libclang-rt-14-dev
+          emscripten nodejs npm chromium)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
