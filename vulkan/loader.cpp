@@ -1,0 +1,87 @@
+#include "loader.h"
+
+#include <dlfcn.h>
+
+namespace gradrt::vk {
+
+bool load_library(const std::string& library, Fns* fns, std::string* reason) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    *reason = "cannot open the Vulkan loader " + library + ": " + (err ? err : "unknown error");
+    return false;
+  }
+  fns->library = handle;
+  fns->vkGetInstanceProcAddr =
+      reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(handle, "vkGetInstanceProcAddr"));
+  if (!fns->vkGetInstanceProcAddr) {
+    *reason = library + " has no vkGetInstanceProcAddr";
+    return false;
+  }
+  fns->vkEnumerateInstanceVersion = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(
+      fns->vkGetInstanceProcAddr(nullptr, "vkEnumerateInstanceVersion"));
+#define GRADRT_VK_LOAD(name)                                                                   \
+  fns->name = reinterpret_cast<PFN_##name>(fns->vkGetInstanceProcAddr(nullptr, #name));        \
+  if (!fns->name) {                                                                            \
+    *reason = "the Vulkan loader has no " #name;                                               \
+    return false;                                                                              \
+  }
+  GRADRT_VK_GLOBAL_FNS(GRADRT_VK_LOAD)
+#undef GRADRT_VK_LOAD
+  return true;
+}
+
+bool load_instance(VkInstance instance, Fns* fns, std::string* reason) {
+#define GRADRT_VK_LOAD(name) \
+  fns->name = reinterpret_cast<PFN_##name>(fns->vkGetInstanceProcAddr(instance, #name));
+  GRADRT_VK_INSTANCE_FNS(GRADRT_VK_LOAD)
+#undef GRADRT_VK_LOAD
+  // Everything but the debug-utils pair and the 1.1 property queries is core 1.0.
+  if (!fns->vkDestroyInstance || !fns->vkEnumeratePhysicalDevices ||
+      !fns->vkGetPhysicalDeviceProperties || !fns->vkGetPhysicalDeviceFeatures ||
+      !fns->vkGetPhysicalDeviceQueueFamilyProperties || !fns->vkGetPhysicalDeviceMemoryProperties ||
+      !fns->vkEnumerateDeviceExtensionProperties || !fns->vkCreateDevice ||
+      !fns->vkGetDeviceProcAddr) {
+    *reason = "the Vulkan instance lacks a core 1.0 entry point";
+    return false;
+  }
+  return true;
+}
+
+bool load_device(VkDevice device, Fns* fns, std::string* reason) {
+#define GRADRT_VK_LOAD(name)                                                              \
+  fns->name = reinterpret_cast<PFN_##name>(fns->vkGetDeviceProcAddr(device, #name));      \
+  if (!fns->name) {                                                                       \
+    *reason = "the Vulkan device has no " #name;                                          \
+    return false;                                                                         \
+  }
+  GRADRT_VK_DEVICE_FNS(GRADRT_VK_LOAD)
+#undef GRADRT_VK_LOAD
+  return true;
+}
+
+const char* result_name(VkResult r) {
+  switch (r) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_NOT_READY: return "VK_NOT_READY";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    case VK_INCOMPLETE: return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
+    case VK_ERROR_FRAGMENTED_POOL: return "VK_ERROR_FRAGMENTED_POOL";
+    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
+    default: return "VK_ERROR_UNKNOWN";
+  }
+}
+
+}  // namespace gradrt::vk

@@ -1,0 +1,82 @@
+#include "common.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sum_partials.spv.h"
+#include "sum_partials_f64.spv.h"
+
+namespace gradrt::vk {
+
+Status check_int32(const char* kernel, std::initializer_list<int64_t> counts) {
+  for (int64_t c : counts)
+    if (c < 0 || c > kMaxIndex)
+      return Status(Code::Unimplemented, std::string("vulkan: ") + kernel + ": a tensor of " + std::to_string(c) +
+                                             " elements exceeds the backend's int32 indexing (use cpu)");
+  return Status::OK();
+}
+
+GemmTiles gemm_tiles(const Context& ctx, int64_t cols, size_t elem_bytes) {
+  const VkPhysicalDeviceLimits& l = ctx.limits();
+  const uint32_t invocations = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
+  auto fits = [&](const GemmTiles& t) {  // shared: BK*(BM+BN) elements + (BM+BK) ivec4 of decoded indices
+    return t.threads() <= invocations &&
+           t.bk * (t.bm + t.bn) * elem_bytes + (t.bm + t.bk) * 16 <= l.maxComputeSharedMemorySize;
+  };
+  const GemmTiles narrow{128, 16, 16, 8, 1}, wide{64, 64, 16, 4, 4};
+  if (cols <= 16 && fits(narrow)) return narrow;  // few output channels: tall tiles
+  if (fits(wide)) return wide;
+  return {32, 32, 8, 4, 4};  // 64 invocations, < 5 KiB shared: within every device's minimums
+}
+
+uint32_t elementwise_threads(const Context& ctx) {
+  const VkPhysicalDeviceLimits& l = ctx.limits();
+  return std::min<uint32_t>({256, l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]});
+}
+
+uint32_t group_count(const Context& ctx, int64_t items, int64_t per_group, int dim) {
+  int64_t g = (items + per_group - 1) / per_group;
+  g = std::clamp<int64_t>(g, 1, ctx.limits().maxComputeWorkGroupCount[dim]);
+  return static_cast<uint32_t>(g);
+}
+
+Status make_conv_push(const char* kernel, const ConvParams& p, ConvPush* out) {
+  Status s = check_int32(kernel, {p.x_elements(), p.y_elements(), p.w_elements(), p.dw_w_elements(),
+                                  p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top, p.pad_left,
+                                  p.filter_h * p.dilation_h, p.filter_w * p.dilation_w,
+                                  p.out_h * p.stride_h, p.out_w * p.stride_w});
+  if (!s.ok()) return s;
+  auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };
+  *out = ConvPush{i32(p.batch),  i32(p.in_h),        i32(p.in_w),       i32(p.in_c),       i32(p.out_h),
+                  i32(p.out_w),  i32(p.out_c),       i32(p.filter_h),   i32(p.filter_w),   i32(p.filter_in_c),
+                  i32(p.groups), i32(p.depth_multiplier), i32(p.stride_h), i32(p.stride_w), i32(p.dilation_h),
+                  i32(p.dilation_w), i32(p.pad_top), i32(p.pad_left),   0,                 1};
+  return Status::OK();
+}
+
+template <class T>
+Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, int64_t splits, float scale,
+                    int64_t divisor) {
+  Status s = check_int32("sum_partials", {n * splits, divisor});
+  if (!s.ok()) return s;
+  const uint32_t threads = elementwise_threads(ctx);
+  const Kernel* k = nullptr;
+  s = ctx.kernel(GRADRT_VK_SHADER(T, sum_partials, 2, ReducePush), {threads}, &k);
+  if (!s.ok()) return s;
+  ReducePush push{static_cast<int32_t>(n), static_cast<int32_t>(splits), scale, static_cast<int32_t>(divisor)};
+  return job.dispatch(*k, {partial, result}, push, group_count(ctx, n, threads, 0));
+}
+
+template Status sum_partials<float>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
+template Status sum_partials<double>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
+
+Split split_reduction(int64_t k, int64_t wanted_splits, int64_t align) {
+  if (k <= 0) return {1, align};
+  int64_t splits = std::clamp<int64_t>(wanted_splits, 1, k);
+  int64_t chunk = (k + splits - 1) / splits;
+  chunk = (chunk + align - 1) / align * align;
+  splits = (k + chunk - 1) / chunk;
+  return {splits, chunk};
+}
+
+}  // namespace gradrt::vk

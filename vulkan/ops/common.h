@@ -1,0 +1,60 @@
+// Helpers shared by the op files: launch geometry from the device limits, the int32 guard,
+// the ConvPush fill, and the fixed-order partial-sum reduction.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <type_traits>
+#include <vector>
+
+#include "../context.h"
+#include "params.h"
+#include "push_constants.h"
+
+namespace gradrt::vk {
+
+// Shaders index with int32. Counts stay below 2^31 minus a margin so that a tile or a
+// grid-stride step past the end cannot wrap.
+constexpr int64_t kMaxIndex = (int64_t{1} << 31) - (int64_t{1} << 25);
+// Unimplemented naming `kernel` when any count is negative or above kMaxIndex.
+Status check_int32(const char* kernel, std::initializer_list<int64_t> counts);
+
+// Implicit-GEMM tile shape (shaders/common/implicit_gemm.glsl), picked from the device limits
+// and the width of the problem; spec() is the specialisation-constant vector.
+struct GemmTiles {
+  uint32_t bm, bn, bk, tm, tn;
+  uint32_t threads() const { return (bm / tm) * (bn / tn); }
+  std::vector<uint32_t> spec() const { return {threads(), bm, bn, bk, tm, tn}; }
+};
+GemmTiles gemm_tiles(const Context& ctx, int64_t cols, size_t elem_bytes);
+
+// Workgroup size for the one-invocation-per-element shaders.
+uint32_t elementwise_threads(const Context& ctx);
+// ceil(items / per_group) clamped to [1, maxComputeWorkGroupCount[dim]]; the shaders loop
+// (grid stride) over whatever the clamp leaves out.
+uint32_t group_count(const Context& ctx, int64_t items, int64_t per_group, int dim);
+
+// Fills the push block; Unimplemented when a size does not fit int32.
+Status make_conv_push(const char* kernel, const ConvParams& p, ConvPush* out);
+
+// Records result[i] = scale * sum_s partial[s * n + i] (shaders/sum_partials.comp); for double,
+// a divisor > 0 divides the sum instead (exact mean), as the float64 reference does.
+template <class T>
+Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, int64_t splits, float scale,
+                    int64_t divisor = 0);
+
+// The embedded SPIR-V of shaders/<stem>.comp for element type T: <stem>_spv (float32) or
+// <stem>_f64_spv (compiled with -DGRADRT_F64; Context::kernel refuses it without shaderFloat64).
+#define GRADRT_VK_SHADER(T, stem, bindings, Push)                                                       \
+  (std::is_same_v<T, double>                                                                            \
+       ? ::gradrt::vk::ShaderCode{#stem "_f64", stem##_f64_spv, sizeof(stem##_f64_spv), bindings,       \
+                                  sizeof(Push), true}                                                   \
+       : ::gradrt::vk::ShaderCode{#stem, stem##_spv, sizeof(stem##_spv), bindings, sizeof(Push), false})
+
+// How to split a reduction of length k into chunks: chunk is a multiple of `align`.
+struct Split {
+  int64_t splits, chunk;
+};
+Split split_reduction(int64_t k, int64_t wanted_splits, int64_t align);
+
+}  // namespace gradrt::vk

@@ -1,0 +1,62 @@
+// Conv2DBackpropFilter on Vulkan: shaders/conv2d_backprop_filter.comp computes an implicit GEMM
+// over (ky, kx, f) x (output channel of the group) whose k = (n, oy, ox) is split into chunks;
+// each chunk writes its own partial dw and shaders/sum_partials.comp adds them in chunk order.
+#include <algorithm>
+#include <cstring>
+
+#include "common.h"
+#include "conv2d_backprop_filter.spv.h"
+#include "conv2d_backprop_filter_f64.spv.h"
+#include "ops.h"
+
+namespace gradrt::vk {
+
+template <class T>
+Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, const T* dy, T* dw) {
+  const int64_t n_dw = p.w_elements();
+  if (n_dw == 0) return Status::OK();
+  if (p.groups <= 0 || p.x_elements() == 0 || p.y_elements() == 0) {  // empty sum: zeros (policy 3)
+    std::memset(dw, 0, sizeof(T) * n_dw);
+    return Status::OK();
+  }
+  ConvPush push;
+  Status s = make_conv_push("conv2d_backprop_filter", p, &push);
+  if (!s.ok()) return s;
+  const int64_t M = p.filter_h * p.filter_w * p.filter_in_c, N = p.out_c / p.groups;
+  const int64_t K = p.batch * p.out_h * p.out_w;
+  const GemmTiles t = gemm_tiles(ctx, N, sizeof(T));
+  const int64_t tiles = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
+
+  // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long; bounded by
+  // the partial buffer (64 MiB, maxStorageBufferRange, int32) and the z group count.
+  const VkPhysicalDeviceLimits& l = ctx.limits();
+  int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + 8 * t.bk - 1) / (8 * t.bk));
+  const int64_t max_bytes = std::min<int64_t>(int64_t{64} << 20, l.maxStorageBufferRange);
+  wanted = std::min({wanted, max_bytes / (n_dw * 4), kMaxIndex / n_dw,
+                     int64_t{l.maxComputeWorkGroupCount[2]} / p.groups});
+  const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), t.bk);
+  push.k_chunk = static_cast<int32_t>(split.chunk);
+  push.splits = static_cast<int32_t>(split.splits);
+
+  const Kernel* k = nullptr;
+  s = ctx.kernel(GRADRT_VK_SHADER(T, conv2d_backprop_filter, 3, ConvPush),
+                 t.spec(), &k);
+  if (!s.ok()) return s;
+  Job job(ctx);
+  int bx, bdy, bdw, bpartial;
+  if (!(s = job.input(x, sizeof(T) * p.x_elements(), &bx)).ok()) return s;
+  if (!(s = job.input(dy, sizeof(T) * p.y_elements(), &bdy)).ok()) return s;
+  if (!(s = job.output(dw, sizeof(T) * n_dw, &bdw)).ok()) return s;
+  bpartial = bdw;  // one split: the GEMM writes dw directly
+  if (split.splits > 1 && !(s = job.scratch(sizeof(T) * n_dw * split.splits, &bpartial)).ok()) return s;
+  s = job.dispatch(*k, {bx, bdy, bpartial}, push, group_count(ctx, N, t.bn, 0), group_count(ctx, M, t.bm, 1),
+                   static_cast<uint32_t>(split.splits * p.groups));
+  if (!s.ok()) return s;
+  if (split.splits > 1 && !(s = sum_partials<T>(ctx, job, bpartial, bdw, n_dw, split.splits, 1.0f)).ok()) return s;
+  return job.run();
+}
+
+template Status conv2d_backprop_filter<float>(Context&, const ConvParams&, const float*, const float*, float*);
+template Status conv2d_backprop_filter<double>(Context&, const ConvParams&, const double*, const double*, double*);
+
+}  // namespace gradrt::vk

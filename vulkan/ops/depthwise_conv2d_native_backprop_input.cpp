@@ -1,0 +1,37 @@
+// DepthwiseConv2dNativeBackpropInput on Vulkan: shaders/depthwise_conv2d_native_backprop_input.comp,
+// one invocation per dx element gathering its covering output window.
+#include <cstring>
+
+#include "common.h"
+#include "depthwise_conv2d_native_backprop_input.spv.h"
+#include "depthwise_conv2d_native_backprop_input_f64.spv.h"
+#include "ops.h"
+
+namespace gradrt::vk {
+
+template <class T>
+Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p, const T* w, const T* dy,
+                                              T* dx) {
+  const int64_t n_dx = p.x_elements();
+  if (n_dx == 0) return Status::OK();
+  ConvPush push;
+  Status s = make_conv_push("depthwise_conv2d_native_backprop_input", p, &push);
+  if (!s.ok()) return s;
+  const uint32_t threads = elementwise_threads(ctx);
+  const Kernel* k = nullptr;
+  s = ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush),
+                 {threads}, &k);
+  if (!s.ok()) return s;
+  Job job(ctx);
+  int bw, bdy, bdx;
+  if (!(s = job.input(w, sizeof(T) * p.dw_w_elements(), &bw)).ok()) return s;
+  if (!(s = job.input(dy, sizeof(T) * p.y_elements(), &bdy)).ok()) return s;
+  if (!(s = job.output(dx, sizeof(T) * n_dx, &bdx)).ok()) return s;
+  if (!(s = job.dispatch(*k, {bw, bdy, bdx}, push, group_count(ctx, n_dx, threads, 0))).ok()) return s;
+  return job.run();
+}
+
+template Status depthwise_conv2d_native_backprop_input<float>(Context&, const ConvParams&, const float*, const float*, float*);
+template Status depthwise_conv2d_native_backprop_input<double>(Context&, const ConvParams&, const double*, const double*, double*);
+
+}  // namespace gradrt::vk

@@ -1,0 +1,44 @@
+// FractionalAvgPoolGrad on Vulkan: shaders/fractional_avg_pool_grad.comp gathers, for each input
+// element, dy / count of every cell that holds it (no scatter, so no atomics).
+#include <cstring>
+#include <vector>
+
+#include "common.h"
+#include "fractional_avg_pool_grad.spv.h"
+#include "fractional_avg_pool_grad_f64.spv.h"
+#include "ops.h"
+
+namespace gradrt::vk {
+
+std::vector<int32_t> pool_cells(const FracPoolParams& p, bool with_cover);  // fractional_avg_pool.cpp
+PoolPush pool_push(const FracPoolParams& p);
+
+template <class T>
+Status fractional_avg_pool_grad(Context& ctx, const FracPoolParams& p, const T* dy, T* dx) {
+  const int64_t n_dx = p.batch * p.in_h * p.in_w * p.channels, n_dy = p.batch * p.out_h * p.out_w * p.channels;
+  if (n_dx == 0) return Status::OK();
+  if (n_dy == 0) {
+    std::memset(dx, 0, sizeof(T) * n_dx);
+    return Status::OK();
+  }
+  Status s = check_int32("fractional_avg_pool_grad", {n_dx, n_dy, 2 * (p.out_h + p.out_w + p.in_h + p.in_w)});
+  if (!s.ok()) return s;
+  const std::vector<int32_t> cells = pool_cells(p, true);
+  const uint32_t threads = elementwise_threads(ctx);
+  const Kernel* k = nullptr;
+  s = ctx.kernel(GRADRT_VK_SHADER(T, fractional_avg_pool_grad, 3, PoolPush),
+                 {threads}, &k);
+  if (!s.ok()) return s;
+  Job job(ctx);
+  int bdy, bcells, bdx;
+  if (!(s = job.input(dy, sizeof(T) * n_dy, &bdy)).ok()) return s;
+  if (!(s = job.input(cells.data(), sizeof(int32_t) * cells.size(), &bcells)).ok()) return s;
+  if (!(s = job.output(dx, sizeof(T) * n_dx, &bdx)).ok()) return s;
+  if (!(s = job.dispatch(*k, {bdy, bcells, bdx}, pool_push(p), group_count(ctx, n_dx, threads, 0))).ok()) return s;
+  return job.run();
+}
+
+template Status fractional_avg_pool_grad<float>(Context&, const FracPoolParams&, const float*, float*);
+template Status fractional_avg_pool_grad<double>(Context&, const FracPoolParams&, const double*, double*);
+
+}  // namespace gradrt::vk

@@ -1,0 +1,65 @@
+#version 450
+// Conv2DBackpropInput (ops.md 2.4): dx as an implicit GEMM per group g (= workgroup z):
+//   rows m = (n, iy, ix)           M = batch * in_h * in_w
+//   cols c < filter_in_c           input channel g * filter_in_c + c
+//   k = (ky, kx, o)                K = filter_h * filter_w * (out_c / groups), oc = g*OCg + o
+//   A[m][k] = dy[n, oy, ox, oc] where iy = oy*stride_h - pad_top + ky*dilation_h, i.e.
+//             oy = (iy + pad_top - ky*dilation_h) / stride_h when that is an exact, in-range
+//             quotient; 0 otherwise (the positions the forward window never maps to).
+//   B[k][c] = w[ky, kx, c, oc]
+// Trap: the numerator can be negative; test < 0 before % and /, which truncate toward zero.
+#extension GL_GOOGLE_include_directive : require
+#include "common/real.glsl"
+#include "common/conv_push.glsl"
+
+layout(std430, binding = 0) readonly buffer Wt { real w[]; };
+layout(std430, binding = 1) readonly buffer DY { real dy[]; };
+layout(std430, binding = 2) writeonly buffer DX { real dx[]; };
+
+const bool A_K_FASTEST = true;    // dy is contiguous in oc
+const bool B_N_FASTEST = false;   // w[ky,kx,c,oc] is contiguous in oc, i.e. in k
+
+int ocg() { return p.out_c / p.groups; }
+int gemm_rows() { return p.batch * p.in_h * p.in_w; }
+int gemm_cols() { return p.filter_in_c; }
+void gemm_k_range(int z, out int k_begin, out int k_end) {
+  k_begin = 0;
+  k_end = p.filter_h * p.filter_w * ocg();
+}
+
+// row m = (n, iy, ix): (offset of image n and group g in dy, iy + pad_top, ix + pad_left)
+ivec4 row_info(int g, int m) {
+  const int ix = m % p.in_w;
+  const int t = m / p.in_w;
+  const int iy = t % p.in_h, n = t / p.in_h;
+  return ivec4(n * p.out_h * p.out_w * p.out_c + g * ocg(), iy + p.pad_top, ix + p.pad_left, 0);
+}
+
+// k = (ky, kx, o): (ky*dilation_h, kx*dilation_w, o, ky*filter_w + kx)
+ivec4 k_info(int g, int k) {
+  const int o = k % ocg();
+  const int kk = k / ocg();
+  return ivec4((kk / p.filter_w) * p.dilation_h, (kk % p.filter_w) * p.dilation_w, o, kk);
+}
+
+real load_a(int g, ivec4 row, ivec4 kin, int m, int k) {
+  const int ty = row.y - kin.x, tx = row.z - kin.y;  // = oy*stride_h when a window maps here
+  if (ty < 0 || tx < 0) return 0.0;
+  int oy = ty, ox = tx;
+  if (p.stride_h != 1) {
+    if (ty % p.stride_h != 0) return 0.0;
+    oy = ty / p.stride_h;
+  }
+  if (p.stride_w != 1) {
+    if (tx % p.stride_w != 0) return 0.0;
+    ox = tx / p.stride_w;
+  }
+  if (oy >= p.out_h || ox >= p.out_w) return 0.0;
+  return dy[row.x + (oy * p.out_w + ox) * p.out_c + kin.z];
+}
+
+real load_b(int g, ivec4 kin, int k, int c) { return w[(kin.w * p.filter_in_c + c) * p.out_c + g * ocg() + kin.z]; }
+
+void store_c(int g, int m, int c, real v) { dx[m * p.in_c + g * p.filter_in_c + c] = v; }
+
+#include "common/implicit_gemm.glsl"

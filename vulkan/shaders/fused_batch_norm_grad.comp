@@ -1,0 +1,48 @@
+#version 450
+// FusedBatchNormGrad, final pass (ops.md 6.10), given sums[c] = sum dy and
+// sums[channels + c] = sum dy * (x - mean) from the partial + reduce passes:
+//   inv = rsqrt(variance + epsilon), xc = x - mean
+//   training:  dx = scale * inv * (dy - sum_dy * (1/R) - xc * inv^2 * sum_dy_xc * (1/R))
+//   inference: dx = dy * scale * inv
+//   dscale = sum_dy_xc * inv,  doffset = sum_dy                 (both modes)
+#extension GL_GOOGLE_include_directive : require
+#include "common/real.glsl"
+#include "common/batch_norm_push.glsl"
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) readonly buffer DY { real dy[]; };
+layout(std430, binding = 1) readonly buffer X { real x[]; };
+layout(std430, binding = 2) readonly buffer Scale { real scale[]; };
+layout(std430, binding = 3) readonly buffer Mean { real mean[]; };
+layout(std430, binding = 4) readonly buffer Variance { real variance[]; };
+layout(std430, binding = 5) readonly buffer Sums { real sums[]; };
+layout(std430, binding = 6) writeonly buffer DX { real dx[]; };
+layout(std430, binding = 7) writeonly buffer DScale { real dscale[]; };
+layout(std430, binding = 8) writeonly buffer DOffset { real doffset[]; };
+
+void main() {
+  const int total = p.rows * p.channels;
+  const int stride = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);
+  for (int i = int(gl_GlobalInvocationID.x); i < total; i += stride) {
+    const int c = i % p.channels;
+    const real inv = rsqrt_real(variance[c] + p.epsilon);
+    if (p.is_training != 0) {
+#ifdef GRADRT_F64
+      const real mean_dy = sums[c] / real(p.rows);
+      const real mean_dy_xc = sums[p.channels + c] / real(p.rows);
+#else
+      const real mean_dy = sums[c] * p.inv_rows;  // TF: times the float reciprocal of R
+      const real mean_dy_xc = sums[p.channels + c] * p.inv_rows;
+#endif
+      const real xc = x[i] - mean[c];
+      dx[i] = scale[c] * inv * (dy[i] - mean_dy - xc * (inv * inv) * mean_dy_xc);
+    } else {
+      dx[i] = dy[i] * scale[c] * inv;
+    }
+  }
+  for (int c = int(gl_GlobalInvocationID.x); c < p.channels; c += stride) {
+    const real inv = rsqrt_real(variance[c] + p.epsilon);
+    dscale[c] = sums[p.channels + c] * inv;
+    doffset[c] = sums[c];
+  }
+}

@@ -1,0 +1,208 @@
+// The `vulkan` backend: float32 kernels on a Vulkan compute device, and float64 ones where the
+// device has shaderFloat64 (Unimplemented elsewhere).
+// The context is created on first use; when that fails (no loader, no device) every call
+// answers Unavailable with the reason. Calls from several threads are serialised by the
+// context mutex (one queue, one submission at a time).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+#include <mutex>
+
+#include "backend.h"
+#include "context.h"
+#include "ops/common.h"
+#include "ops/ops.h"
+
+namespace gradrt {
+namespace {
+
+class VulkanBackend final : public Backend {
+ public:
+  const char* name() const override { return "vulkan"; }
+
+  Status available() override { return init(); }
+
+  std::string detail() override {
+    Status s = init();
+    if (!s.ok()) return s.message();
+    std::lock_guard<std::mutex> lock(ctx_->mutex());
+    return std::string(ctx_->info().props.deviceName) + "\n" + ctx_->describe();
+  }
+
+  // Only a real GPU (not lavapipe/SwiftShader, which are CPU-type devices) and only work big
+  // enough that the transfers are paid back (~4M multiply-adds or elements).
+  bool preferred_for(const char* /*op_stem*/, int64_t work) override {
+    if (!init().ok()) return false;
+    return ctx_->info().is_real_gpu() && work >= (int64_t{1} << 22);
+  }
+
+#define GRADRT_VK_FORWARD(name, ...)                     \
+  Status s = init();                                     \
+  if (!s.ok()) return s;                                 \
+  std::lock_guard<std::mutex> lock(ctx_->mutex());       \
+  s = vk::name(*ctx_, __VA_ARGS__);                      \
+  ctx_->save_pipeline_cache(); /* no-op unless new */    \
+  return s;
+
+  Status conv2d(const Exec&, const ConvParams& p, const float* x, const float* w, float* y) override {
+    GRADRT_VK_FORWARD(conv2d, p, x, w, y)
+  }
+  Status conv2d_backprop_input(const Exec&, const ConvParams& p, const float* w, const float* dy,
+                               float* dx) override {
+    GRADRT_VK_FORWARD(conv2d_backprop_input, p, w, dy, dx)
+  }
+  Status conv2d_backprop_filter(const Exec&, const ConvParams& p, const float* x, const float* dy,
+                                float* dw) override {
+    GRADRT_VK_FORWARD(conv2d_backprop_filter, p, x, dy, dw)
+  }
+  Status depthwise_conv2d_native(const Exec&, const ConvParams& p, const float* x, const float* w,
+                                 float* y) override {
+    GRADRT_VK_FORWARD(depthwise_conv2d_native, p, x, w, y)
+  }
+  Status depthwise_conv2d_native_backprop_input(const Exec&, const ConvParams& p, const float* w,
+                                                const float* dy, float* dx) override {
+    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_input, p, w, dy, dx)
+  }
+  Status depthwise_conv2d_native_backprop_filter(const Exec&, const ConvParams& p, const float* x,
+                                                 const float* dy, float* dw) override {
+    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_filter, p, x, dy, dw)
+  }
+  Status batch_norm_stats(const Exec&, const BatchNormParams& p, const float* x, float* mean,
+                          float* variance) override {
+    GRADRT_VK_FORWARD(batch_norm_stats, p, x, mean, variance)
+  }
+  Status batch_norm_apply(const Exec&, const BatchNormParams& p, const float* x, const float* scale,
+                          const float* offset, const float* mean, const float* variance, float* y) override {
+    GRADRT_VK_FORWARD(batch_norm_apply, p, x, scale, offset, mean, variance, y)
+  }
+  Status fused_batch_norm_grad(const Exec&, const BatchNormParams& p, const float* dy, const float* x,
+                               const float* scale, const float* mean, const float* variance, float* dx,
+                               float* dscale, float* doffset) override {
+    GRADRT_VK_FORWARD(fused_batch_norm_grad, p, dy, x, scale, mean, variance, dx, dscale, doffset)
+  }
+  Status fractional_avg_pool(const Exec&, const FracPoolParams& p, const float* x, float* y) override {
+    GRADRT_VK_FORWARD(fractional_avg_pool, p, x, y)
+  }
+  Status fractional_avg_pool_grad(const Exec&, const FracPoolParams& p, const float* dy, float* dx) override {
+    GRADRT_VK_FORWARD(fractional_avg_pool_grad, p, dy, dx)
+  }
+  // float64: the _f64 shader variants (devices with shaderFloat64; Unimplemented elsewhere).
+  Status conv2d(const Exec&, const ConvParams& p, const double* x, const double* w, double* y) override {
+    GRADRT_VK_FORWARD(conv2d, p, x, w, y)
+  }
+  Status conv2d_backprop_input(const Exec&, const ConvParams& p, const double* w, const double* dy,
+                               double* dx) override {
+    GRADRT_VK_FORWARD(conv2d_backprop_input, p, w, dy, dx)
+  }
+  Status conv2d_backprop_filter(const Exec&, const ConvParams& p, const double* x, const double* dy,
+                                double* dw) override {
+    GRADRT_VK_FORWARD(conv2d_backprop_filter, p, x, dy, dw)
+  }
+  Status depthwise_conv2d_native(const Exec&, const ConvParams& p, const double* x, const double* w,
+                                 double* y) override {
+    GRADRT_VK_FORWARD(depthwise_conv2d_native, p, x, w, y)
+  }
+  Status depthwise_conv2d_native_backprop_input(const Exec&, const ConvParams& p, const double* w,
+                                                const double* dy, double* dx) override {
+    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_input, p, w, dy, dx)
+  }
+  Status depthwise_conv2d_native_backprop_filter(const Exec&, const ConvParams& p, const double* x,
+                                                 const double* dy, double* dw) override {
+    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_filter, p, x, dy, dw)
+  }
+  Status batch_norm_stats(const Exec&, const BatchNormParams& p, const double* x, double* mean,
+                          double* variance) override {
+    GRADRT_VK_FORWARD(batch_norm_stats, p, x, mean, variance)
+  }
+  Status batch_norm_apply(const Exec&, const BatchNormParams& p, const double* x, const double* scale,
+                          const double* offset, const double* mean, const double* variance, double* y) override {
+    GRADRT_VK_FORWARD(batch_norm_apply, p, x, scale, offset, mean, variance, y)
+  }
+  Status fused_batch_norm_grad(const Exec&, const BatchNormParams& p, const double* dy, const double* x,
+                               const double* scale, const double* mean, const double* variance, double* dx,
+                               double* dscale, double* doffset) override {
+    GRADRT_VK_FORWARD(fused_batch_norm_grad, p, dy, x, scale, mean, variance, dx, dscale, doffset)
+  }
+  Status fractional_avg_pool(const Exec&, const FracPoolParams& p, const double* x, double* y) override {
+    GRADRT_VK_FORWARD(fractional_avg_pool, p, x, y)
+  }
+  Status fractional_avg_pool_grad(const Exec&, const FracPoolParams& p, const double* dy, double* dx) override {
+    GRADRT_VK_FORWARD(fractional_avg_pool_grad, p, dy, dx)
+  }
+#undef GRADRT_VK_FORWARD
+
+  explicit VulkanBackend(vk::Options options = {}) : options_(std::move(options)) {}
+  bool validation_enabled() { return init().ok() && ctx_->validation_enabled(); }
+
+ private:
+  Status init() {
+    std::call_once(once_, [this] { init_status_ = vk::Context::create(options_, &ctx_); });
+    return init_status_;
+  }
+
+  vk::Options options_;
+  std::once_flag once_;
+  Status init_status_;
+  std::unique_ptr<vk::Context> ctx_;
+};
+
+// Never destroyed: other static destructors (and driver threads) may still run at exit.
+VulkanBackend* instance() {
+  static VulkanBackend* backend = new VulkanBackend();
+  return backend;
+}
+
+// A second instance for the tests, with the Khronos validation layer on when it is installed.
+VulkanBackend* validated_instance() {
+  static VulkanBackend* backend = [] {
+    vk::Options o;
+    o.validation = 1;
+    return new VulkanBackend(o);
+  }();
+  return backend;
+}
+
+}  // namespace
+
+Backend* vulkan_backend() { return instance(); }
+
+// Test hooks (tests/test_vulkan_backend.cpp declares them weak, so the test links without Vulkan).
+namespace vk::testing {
+Backend* validated_backend() { return validated_instance(); }
+bool validation_enabled() { return validated_instance()->validation_enabled(); }
+std::vector<std::string> validation_messages() { return vk::validation_messages(); }
+
+// Opens `library` (as GRADRT_VULKAN_LIBRARY would), creates a context whose pipeline cache lives
+// in `cache_dir` ("-": none), runs one small reduction and checks it, then destroys the context
+// (which writes the cache). The status says why when any step fails.
+Status probe(const std::string& library, const std::string& cache_dir) {
+  Options o;
+  o.library = library;
+  o.cache_dir = cache_dir;
+  std::unique_ptr<Context> ctx;
+  Status s = Context::create(o, &ctx);
+  if (!s.ok()) return s;
+  std::lock_guard<std::mutex> lock(ctx->mutex());
+  const int64_t n = 37, splits = 5;
+  std::vector<float> partial(n * splits), result(n, -1.0f);
+  for (int64_t i = 0; i < n * splits; ++i) partial[i] = float(i % 7);
+  Job job(*ctx);
+  int bp, br;
+  if (!(s = job.input(partial.data(), partial.size() * 4, &bp)).ok()) return s;
+  if (!(s = job.output(result.data(), result.size() * 4, &br)).ok()) return s;
+  if (!(s = sum_partials<float>(*ctx, job, bp, br, n, splits, 0.5f)).ok()) return s;
+  if (!(s = job.run()).ok()) return s;
+  for (int64_t i = 0; i < n; ++i) {
+    float want = 0;
+    for (int64_t k = 0; k < splits; ++k) want += partial[k * n + i];
+    if (result[i] != want * 0.5f)
+      return Status(Code::Internal, "probe: sum_partials gave " + std::to_string(result[i]) + " at " +
+                                        std::to_string(i) + ", want " + std::to_string(want * 0.5f));
+  }
+  return Status::OK();
+}
+
+}  // namespace vk::testing
+
+}  // namespace gradrt
