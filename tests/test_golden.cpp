@@ -21,6 +21,7 @@ void expect(const std::string& op, const test::Named& in, const Attrs& attrs, co
   for (const std::string& backend : test::backends()) {
     CAPTURE(backend);
     test::Result r = test::run(op, in, attrs, backend);
+    if (test::device_lacks_dtype(r.status)) continue;
     REQUIRE_MESSAGE(r.status.ok(), r.status.to_string());
     if (!shape.empty()) CHECK(r.out().shape() == shape);
     test::check_close(r.vals(), want, rtol, 1e-5, op + " on " + backend);

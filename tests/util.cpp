@@ -119,6 +119,12 @@ std::vector<std::string> backends() {
   return list;
 }
 
+bool device_lacks_dtype(const Status& s) {
+  if (s.code() != Code::Unimplemented || s.message().find("shaderFloat64") == std::string::npos) return false;
+  MESSAGE("skipped: " << s.to_string());
+  return true;
+}
+
 void check_close(const std::vector<double>& got, const std::vector<double>& want, double rtol, double atol,
                  const std::string& what) {
   REQUIRE_MESSAGE(got.size() == want.size(), what << ": size " << got.size() << " vs " << want.size());

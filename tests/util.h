@@ -49,6 +49,10 @@ Result run(const std::string& op, const Named& inputs, const gradrt::Attrs& attr
 // The backends a backend-agreement test runs on: reference, cpu, and vulkan when available.
 std::vector<std::string> backends();
 
+// A Vulkan device without shaderFloat64 refuses float64 kernels (Unimplemented): such a
+// case is skipped on that backend, with a message, not failed.
+bool device_lacks_dtype(const gradrt::Status& s);
+
 // Every |got - want| <= atol + rtol * |want|; reports the first mismatches.
 void check_close(const std::vector<double>& got, const std::vector<double>& want, double rtol, double atol,
                  const std::string& what = "");

@@ -1,0 +1,180 @@
+// gradrt (wasm, SIMD128 and scalar builds) vs @tensorflow/tfjs-backend-wasm 4.22 (SIMD,
+// 1 thread) and @tensorflow/tfjs-backend-cpu on NHWC float32, batch 1, SAME padding.
+// A benchmark, not a test:   cd bench/node && npm install && node bench.mjs [--quick] [--no-tfjs-cpu]
+// (needs web/dist, i.e. `npm run build` in web/ first).
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { init } from 'gradrt';
+
+const quick = process.argv.includes('--quick'); // shorter timing windows
+const noTfjsCpu = process.argv.includes('--no-tfjs-cpu'); // its filter gradients take about a minute per call
+const MIN_MS = quick ? 200 : 1000;
+
+// [label, op, input shape NHWC, filter HWIO (depthwise: H, W, C, multiplier), stride]
+const CASES = [
+  ['conv 3x3 s1 56x56x64->64', 'conv', [1, 56, 56, 64], [3, 3, 64, 64], 1],
+  ['conv 3x3 s2 56x56x64->128', 'conv', [1, 56, 56, 64], [3, 3, 64, 128], 2],
+  ['conv 1x1 28x28x256->512', 'conv', [1, 28, 28, 256], [1, 1, 256, 512], 1],
+  ['depthwise 3x3 s1 112x112x32', 'depthwise', [1, 112, 112, 32], [3, 3, 32, 1], 1],
+  ['depthwise 3x3 s2 56x56x144', 'depthwise', [1, 56, 56, 144], [3, 3, 144, 1], 2],
+  ['batchnorm 56x56x256', 'batchnorm', [1, 56, 56, 256]],
+];
+
+function random(n, seed) {
+  let s = seed;
+  const a = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    a[i] = s / 2 ** 32 - 0.5;
+  }
+  return a;
+}
+
+// Median wall ms and median CPU ms (process.cpuUsage: this single-threaded work's own
+// time, robust when other processes share the cores) of fn(), after a warm-up long
+// enough for V8 to tier the wasm up. A first call slower than 2 s (tfjs-cpu's filter
+// gradients take about a minute) is reported from that single run.
+// result: what the first call returned.
+function time(fn) {
+  const once = () => {
+    const c0 = process.cpuUsage(), t0 = performance.now();
+    const r = fn();
+    const c = process.cpuUsage(c0);
+    return { wall: performance.now() - t0, cpu: (c.user + c.system) / 1000, r };
+  };
+  const first = once();
+  if (first.wall > 2000) return { ms: first.wall, cpu: first.cpu, runs: 1, result: first.r };
+  const warm = performance.now() + MIN_MS / 2;
+  for (let i = 0; i < 2 || performance.now() < warm; i++) fn();
+  const runs = [];
+  const end = performance.now() + MIN_MS;
+  while (runs.length < 5 || (performance.now() < end && runs.length < 200)) runs.push(once());
+  const median = (key) => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+  return { ms: median('wall'), cpu: median('cpu'), runs: runs.length, result: first.r };
+}
+
+function maxRelErr(a, b) {
+  let err = 0, mag = 0;
+  for (let i = 0; i < a.length; i++) {
+    err = Math.max(err, Math.abs(a[i] - b[i]));
+    mag = Math.max(mag, Math.abs(b[i]));
+  }
+  return err / (mag || 1);
+}
+
+// The op runs of one case: { name, flops, gradrt(rt) -> data, tfjs() -> data | null (not registered) }
+function jobs([, kind, xs, ws, s]) {
+  const count = (sh) => sh.reduce((a, b) => a * b, 1);
+  const x = random(count(xs), 1);
+  if (kind === 'batchnorm') {
+    const C = xs[3];
+    const dy = random(count(xs), 2), scale = random(C, 3).map((v) => v + 1), mean = random(C, 4), variance = random(C, 5).map((v) => v + 1);
+    const t = (shape, data) => ({ dtype: 'float32', shape, data });
+    return [{
+      name: 'FusedBatchNormGrad', flops: 8 * count(xs), // 2 reductions (3 flops) + x_backprop (5 flops) per element
+      gradrt: (rt) => rt.runOp('FusedBatchNormGrad', { y_backprop: t(xs, dy), x: t(xs, x), scale: t([C], scale), reserve_space_1: t([C], mean), reserve_space_2: t([C], variance) },
+        { epsilon: 0.001, is_training: true }).x_backprop.data,
+      tfjs: () => null, tfjsKernel: 'FusedBatchNormGrad',
+    }];
+  }
+  const depthwise = kind === 'depthwise';
+  const out = Math.ceil(xs[1] / s);
+  const oc = depthwise ? ws[2] * ws[3] : ws[3];
+  const ys = [1, out, out, oc];
+  const w = random(count(ws), 6), dy = random(count(ys), 7);
+  const flops = 2 * count(ys) * ws[0] * ws[1] * (depthwise ? 1 : ws[2]);
+  const attrs = { strides: [1, s, s, 1], padding: 'SAME' };
+  const t = (shape, data) => ({ dtype: 'float32', shape, data });
+  const tfAttrs = { strides: [s, s], pad: 'same', dataFormat: 'NHWC', dilations: [1, 1] };
+  const names = depthwise ? ['DepthwiseConv2dNativeBackpropInput', 'DepthwiseConv2dNativeBackpropFilter'] : ['Conv2DBackpropInput', 'Conv2DBackpropFilter'];
+  const tfRun = (kernel, inputs, extra) => () => {
+    const r = tf.engine().runKernel(kernel, inputs(), { ...tfAttrs, ...extra });
+    const d = r.dataSync();
+    r.dispose();
+    return d;
+  };
+  let tx, tw, tdy;
+  const tensors = () => {
+    tx ??= tf.tensor(x, xs);
+    tw ??= tf.tensor(w, ws);
+    tdy ??= tf.tensor(dy, ys);
+  };
+  return [
+    {
+      name: names[0], flops, tfjsKernel: names[0],
+      gradrt: (rt) => rt.runOp(names[0], { input_sizes: xs, filter: t(ws, w), out_backprop: t(ys, dy) }, attrs).output.data,
+      tfjs: tfRun(names[0], () => (tensors(), { dy: tdy, filter: tw }), { inputShape: xs }),
+      reset: () => { tx?.dispose(); tw?.dispose(); tdy?.dispose(); tx = tw = tdy = undefined; },
+    },
+    {
+      name: names[1], flops, tfjsKernel: names[1],
+      gradrt: (rt) => rt.runOp(names[1], { input: t(xs, x), filter_sizes: ws, out_backprop: t(ys, dy) }, attrs).output.data,
+      tfjs: tfRun(names[1], () => (tensors(), { x: tx, dy: tdy }), { filterShape: ws }),
+      reset: () => { tx?.dispose(); tw?.dispose(); tdy?.dispose(); tx = tw = tdy = undefined; },
+    },
+  ];
+}
+
+const require = createRequire(import.meta.url);
+setWasmPaths(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm.wasm')) + '/');
+tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false); // 1 thread
+tf.env().set('WASM_HAS_SIMD_SUPPORT', true);
+
+const simd = await init({ simd: true });
+const scalar = await init({ simd: false });
+const rows = [];
+for (const c of CASES) {
+  for (const job of jobs(c)) {
+    const row = { shape: c[0], op: job.name, flops: job.flops };
+    const want = job.gradrt(simd);
+    const ts = time(() => job.gradrt(simd));
+    row.wall = ts.ms;
+    row.simd = ts.cpu;
+    row.scalar = time(() => job.gradrt(scalar)).cpu;
+    row.err = maxRelErr(job.gradrt(scalar), want);
+    for (const backend of noTfjsCpu ? ['wasm'] : ['wasm', 'cpu']) {
+      await tf.setBackend(backend);
+      if (!tf.getKernel(job.tfjsKernel, backend)) {
+        row[backend] = 'not registered';
+        continue;
+      }
+      const t = time(job.tfjs);
+      row[backend] = t.cpu;
+      row[`${backend}Wall`] = t.ms;
+      if (t.runs === 1) row.note = `${row.note ? `${row.note}, ` : ''}tfjs-${backend}: 1 run`;
+      row.err = Math.max(row.err, maxRelErr(t.result, want));
+      job.reset();
+    }
+    rows.push(row);
+    console.error(`done: ${row.op} ${row.shape}`);
+  }
+}
+
+const ms = (v) => (typeof v === 'number' ? v.toFixed(3) : v ?? 'skipped');
+const gf = (r, v) => (typeof v === 'number' ? (r.flops / v / 1e6).toFixed(1) : '-');
+const ratio = (r, v) => (typeof v === 'number' ? `${(v / r.simd).toFixed(1)}x` : '-');
+const head = ['shape', 'op', 'gradrt-simd wall ms', 'cpu ms', 'GFLOP/s', 'gradrt-scalar cpu ms', 'GFLOP/s', 'tfjs-wasm cpu ms', 'GFLOP/s',
+  'tfjs-cpu cpu ms', 'GFLOP/s', 'vs wasm', 'vs cpu', 'max rel err', 'note'];
+const table = rows.map((r) => [r.shape, r.op, ms(r.wall), ms(r.simd), gf(r, r.simd), ms(r.scalar), gf(r, r.scalar), ms(r.wasm), gf(r, r.wasm),
+  ms(r.cpu), gf(r, r.cpu), ratio(r, r.wasm), ratio(r, r.cpu), r.err.toExponential(1), r.note || '']);
+const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => String(t[i]).length)));
+const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+const os = await import('node:os');
+console.log(`gradrt ${simd.version} (Node ${process.version}); tfjs ${tf.version_core} wasm (SIMD, 1 thread) and cpu; float32 NHWC batch 1 SAME.`);
+console.log(`Medians; "cpu ms" is the process CPU time of a run (robust under load; load average now ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores); GFLOP/s and ratios from it.`);
+console.log(line(head));
+console.log(line(widths.map((w) => '-'.repeat(w))));
+for (const t of table) console.log(line(t));
+
+const geomean = (a) => Math.exp(a.reduce((s, v) => s + Math.log(v), 0) / a.length);
+const bpi = rows.filter((r) => r.op === 'Conv2DBackpropInput' && typeof r.wasm === 'number');
+const speedup = geomean(bpi.map((r) => r.wasm / r.simd));
+const wallSpeedup = geomean(bpi.map((r) => r.wasmWall / r.wall));
+console.log(`\nConv2DBackpropInput vs tfjs-wasm, geomean of ${bpi.length} conv shapes: ${speedup.toFixed(1)}x CPU time, ${wallSpeedup.toFixed(1)}x wall (target >= 10x: ${speedup >= 10 ? 'met' : 'NOT met'})`);
+for (const r of rows.filter((r) => r.op !== 'Conv2DBackpropInput' && r.op !== 'FusedBatchNormGrad')) {
+  const g = r.flops / r.simd / 1e6;
+  console.log(`${r.op} ${r.shape}: ${g.toFixed(1)} GFLOP/s (target >= 30: ${g >= 30 ? 'met' : 'NOT met'})`);
+}

@@ -1,0 +1,146 @@
+// The C ABI of the WebAssembly build: marshalling only, no op knowledge.
+// web/src/runtime.js is its one caller; arguments are decoded by abi.cpp.
+//
+//   gradrt_alloc(bytes) / gradrt_dealloc(p)     heap buffers for inputs and strings
+//   gradrt_info_json()                          version, dtype and status codes, ops(), backends()
+//   gradrt_run(op, attrs_json, table, table_len, backend)  -> status code (0 = OK)
+//   gradrt_error_message()                      message of the last failed call
+//   gradrt_outputs_json()                       outputs of the last successful run:
+//                                               [[name, dtype, [dims], addr, bytes], ...]
+//   gradrt_release_outputs()                    frees them
+// Strings are UTF-8, NUL-terminated; attrs_json and backend may be 0 ("{}", "auto").
+#include <emscripten/emscripten.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "abi.h"
+#include "gradrt/gradrt.h"
+
+namespace {
+
+using gradrt::AttrValue;
+using gradrt::Code;
+using gradrt::Status;
+using gradrt::wasm::Heap;
+
+struct State {
+  Status last;
+  gradrt::Outputs outputs;
+  std::string outputs_json;
+  std::string info_json;
+  std::string message;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+Heap heap() { return Heap{0, __builtin_wasm_memory_size(0) * 65536}; }
+
+std::string json_string(std::string_view s) { return AttrValue(std::string(s)).to_json(); }
+
+template <class List, class F>
+std::string json_list(const List& list, F item) {
+  std::string j = "[";
+  for (const auto& x : list) j += (j.size() > 1 ? "," : "") + item(x);
+  return j + "]";
+}
+
+std::string describe_outputs(const gradrt::Outputs& outputs) {
+  return json_list(outputs, [](const auto& named) {
+    const gradrt::Tensor& t = named.second;
+    return "[" + json_string(named.first) + "," + std::to_string(static_cast<int>(t.dtype())) + "," +
+           json_list(t.shape(), [](int64_t d) { return std::to_string(d); }) + "," +
+           std::to_string(reinterpret_cast<uintptr_t>(t.data())) + "," + std::to_string(t.num_bytes()) + "]";
+  });
+}
+
+int fail(Status s) {
+  state().last = std::move(s);
+  return static_cast<int>(state().last.code());
+}
+
+}  // namespace
+
+extern "C" {
+
+// 16-byte aligned; 0 when the heap cannot hold it (JS reports ResourceExhausted).
+EMSCRIPTEN_KEEPALIVE void* gradrt_alloc(double bytes) {
+  if (!(bytes >= 0 && bytes <= 2147483647.0)) return nullptr;
+  return std::malloc(bytes < 1 ? 1 : static_cast<size_t>(bytes));
+}
+
+EMSCRIPTEN_KEEPALIVE void gradrt_dealloc(void* p) { std::free(p); }
+
+EMSCRIPTEN_KEEPALIVE const char* gradrt_info_json() {
+  std::string& j = state().info_json;
+  if (!j.empty()) return j.c_str();
+  std::vector<int> dtypes, codes;
+  for (int d = 0; d <= static_cast<int>(gradrt::DType::int64); ++d) dtypes.push_back(d);
+  for (int c = 0; c <= static_cast<int>(Code::Internal); ++c) codes.push_back(c);
+  auto strings = [](const std::vector<std::string>& v) { return json_list(v, json_string); };
+  j = "{\"version\":" + json_string(gradrt::version()) +
+      ",\"dtypes\":" + json_list(dtypes, [](int d) { return json_string(gradrt::dtype_name(static_cast<gradrt::DType>(d))); }) +
+      ",\"codes\":" + json_list(codes, [](int c) { return json_string(gradrt::code_name(static_cast<Code>(c))); }) +
+      ",\"ops\":" + json_list(gradrt::ops(), [&](const gradrt::OpInfo& op) {
+        return "{\"name\":" + json_string(op.name) + ",\"inputs\":" + strings(op.inputs) + ",\"outputs\":" + strings(op.outputs) + "}";
+      }) +
+      ",\"backends\":" + json_list(gradrt::backends(), [](const gradrt::BackendInfo& b) {
+        return "{\"name\":" + json_string(b.name) + ",\"available\":" + (b.available ? "true" : "false") +
+               ",\"detail\":" + json_string(b.detail) + "}";
+      }) + "}";
+  return j.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE int gradrt_run(uintptr_t op_addr, uintptr_t attrs_addr, uintptr_t table_addr, uint32_t table_len,
+                                    uintptr_t backend_addr) {
+  using namespace gradrt::wasm;
+  State& st = state();
+  st.outputs.clear();
+  st.outputs_json.clear();
+  const Heap h = heap();
+  std::string_view op, attrs_text = "{}", backend = "auto";
+  Status s = read_string(h, op_addr, kMaxNameBytes, "op name", &op);
+  if (s.ok() && attrs_addr != 0) s = read_string(h, attrs_addr, kMaxAttrsBytes, "attrs", &attrs_text);
+  if (s.ok() && backend_addr != 0) s = read_string(h, backend_addr, kMaxNameBytes, "backend", &backend);
+  gradrt::Inputs inputs;
+  if (s.ok()) s = decode_inputs(h, table_addr, table_len, &inputs);
+  gradrt::Attrs attrs;
+  if (s.ok()) s = decode_attrs(attrs_text, &attrs);
+  if (!s.ok()) return fail(std::move(s));
+  gradrt::RunOptions options;
+  options.backend = std::string(backend);
+  options.threads = 1;    // built without pthreads
+  st.outputs.reserve(8);  // room for every op's outputs: core keeps pointers into this vector while it adds them
+  s = gradrt::run_op(op, inputs, attrs, &st.outputs, options);
+  if (!s.ok()) {
+    st.outputs.clear();
+    return fail(std::move(s));
+  }
+  st.outputs_json = describe_outputs(st.outputs);
+  st.last = Status::OK();
+  return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE const char* gradrt_error_message() {
+  State& st = state();
+  st.message = st.last.message();
+  return st.message.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE const char* gradrt_outputs_json() {
+  return state().outputs_json.empty() ? "[]" : state().outputs_json.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE void gradrt_release_outputs() {
+  State& st = state();
+  gradrt::Outputs().swap(st.outputs);
+  std::string().swap(st.outputs_json);
+}
+
+}  // extern "C"

@@ -1,0 +1,112 @@
+// Types of the gradrt npm package (see the JavaScript / TypeScript section of the contract).
+
+export type DType = 'float16' | 'bfloat16' | 'float32' | 'float64' | 'int32' | 'int64';
+
+export interface DataOf {
+  float16: Uint16Array; // IEEE half bits
+  bfloat16: Uint16Array; // bfloat16 bits
+  float32: Float32Array;
+  float64: Float64Array;
+  int32: Int32Array;
+  int64: BigInt64Array;
+}
+
+/** A dense row-major tensor. */
+export interface Tensor<D extends DType = DType> {
+  dtype: D;
+  shape: number[];
+  data: DataOf[D];
+}
+
+/** What an input accepts: a tensor, or for shape and sequence inputs (input_sizes,
+ * filter_sizes, orig_input_tensor_shape, row/col_pooling_sequence) a plain vector. */
+export type TensorLike =
+  | Tensor
+  | { dtype: 'float32' | 'float64' | 'int32' | 'int64'; shape: number[]; data: number[] | DataOf[DType] }
+  | Int32Array
+  | BigInt64Array
+  | Array<number | bigint>;
+
+export type AttrValue = boolean | number | string | Array<number | string | boolean> | Int32Array | Float64Array;
+export type Attrs = Record<string, AttrValue>;
+
+export type Inputs = Record<string, TensorLike>;
+/** Outputs by TensorFlow name, in the op's output order. */
+export type Outputs = Record<string, Tensor>;
+
+export interface RunOptions {
+  /** 'auto' (default), 'cpu' or 'reference'. */
+  backend?: string;
+}
+
+export interface OpInfo {
+  name: string;
+  inputs: string[];
+  outputs: string[];
+}
+
+export interface BackendInfo {
+  name: string;
+  available: boolean;
+  detail: string;
+}
+
+export type StatusCode =
+  | 'InvalidArgument'
+  | 'ResourceExhausted'
+  | 'Unimplemented'
+  | 'NotFound'
+  | 'Unavailable'
+  | 'Internal';
+
+export class GradrtError extends Error {
+  readonly name: 'GradrtError';
+  readonly code: StatusCode;
+  constructor(code: StatusCode, message: string);
+}
+
+export interface InitOptions {
+  /** Folder (path or URL) holding gradrt-simd.wasm and gradrt-scalar.wasm; default: the package's dist/. */
+  wasmPath?: string | URL;
+  /** true: the SIMD build (Unavailable where the engine lacks WASM SIMD); false: the scalar build; 'auto' (default): feature detection. */
+  simd?: boolean | 'auto';
+  /** The bytes of the chosen flavour's .wasm, instead of reading it from wasmPath. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+}
+
+export interface Runtime {
+  /** Whether the SIMD build was loaded. */
+  readonly simd: boolean;
+  readonly version: string;
+  /** Runs an op by its TensorFlow name; throws GradrtError. */
+  runOp(op: string, inputs: Inputs, attrs?: Attrs, options?: RunOptions): Outputs;
+  ops(): OpInfo[];
+  backends(): BackendInfo[];
+  /** Size of the wasm linear memory in bytes (diagnostic). */
+  heapBytes(): number;
+
+  // camelCase helpers: inputs in TensorFlow's order, then attrs, then options.
+  conv2dBackpropInput(input_sizes: TensorLike, filter: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  conv2dBackpropInputV2(input: TensorLike, filter: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  conv2dBackpropFilter(input: TensorLike, filter_sizes: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  conv2dBackpropFilterV2(input: TensorLike, filter: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  depthwiseConv2dNativeBackpropInput(input_sizes: TensorLike, filter: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  depthwiseConv2dNativeBackpropFilter(input: TensorLike, filter_sizes: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  fractionalAvgPoolGrad(orig_input_tensor_shape: TensorLike, out_backprop: TensorLike, row_pooling_sequence: TensorLike, col_pooling_sequence: TensorLike, attrs?: Attrs, options?: RunOptions): { output: Tensor };
+  fusedBatchNormGrad(y_backprop: TensorLike, x: TensorLike, scale: TensorLike, reserve_space_1: TensorLike, reserve_space_2: TensorLike, attrs?: Attrs, options?: RunOptions): { x_backprop: Tensor; scale_backprop: Tensor; offset_backprop: Tensor; reserve_space_3: Tensor; reserve_space_4: Tensor };
+  fusedBatchNormGradV2(y_backprop: TensorLike, x: TensorLike, scale: TensorLike, reserve_space_1: TensorLike, reserve_space_2: TensorLike, attrs?: Attrs, options?: RunOptions): { x_backprop: Tensor; scale_backprop: Tensor; offset_backprop: Tensor; reserve_space_3: Tensor; reserve_space_4: Tensor };
+  fusedBatchNormGradV3(y_backprop: TensorLike, x: TensorLike, scale: TensorLike, reserve_space_1: TensorLike, reserve_space_2: TensorLike, reserve_space_3: TensorLike, attrs?: Attrs, options?: RunOptions): { x_backprop: Tensor; scale_backprop: Tensor; offset_backprop: Tensor; reserve_space_4: Tensor; reserve_space_5: Tensor };
+  conv2d(input: TensorLike, filter: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  depthwiseConv2dNative(input: TensorLike, filter: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  fusedBatchNorm(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike, variance: TensorLike, attrs?: Attrs, options?: RunOptions): Outputs;
+  fusedBatchNormV2(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike, variance: TensorLike, attrs?: Attrs, options?: RunOptions): Outputs;
+  fusedBatchNormV3(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike, variance: TensorLike, attrs?: Attrs, options?: RunOptions): Outputs;
+  fractionalAvgPool(value: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor; row_pooling_sequence: Tensor<'int64'>; col_pooling_sequence: Tensor<'int64'> };
+  [helper: string]: unknown;
+}
+
+/** Loads the wasm build (SIMD where the engine has it) and returns a Runtime. */
+export function init(options?: InitOptions): Promise<Runtime>;
+
+/** Whether this engine validates WASM SIMD128 code. */
+export function hasWasmSimd(): boolean;

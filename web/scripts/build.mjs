@@ -1,0 +1,59 @@
+// npm run build: both Emscripten builds (SIMD128 and scalar) -> web/dist/.
+//   node scripts/build.mjs [--jobs N] [--only simd|scalar]
+// Needs emcmake/emcc (Debian: apt-get install emscripten) and cmake.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const root = resolve(web, '..');
+const dist = join(web, 'dist');
+const args = process.argv.slice(2);
+const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const jobs = opt('--jobs', '2');
+const flavours = opt('--only', null) ? [opt('--only')] : ['simd', 'scalar'];
+
+const env = { ...process.env };
+// Debian's emcc needs Debian's acorn for its JS optimizer.
+if (!env.NODE_PATH && existsSync('/usr/share/nodejs/acorn')) env.NODE_PATH = '/usr/share/nodejs';
+
+function run(cmd, argv) {
+  console.log(`$ ${cmd} ${argv.join(' ')}`);
+  try {
+    execFileSync(cmd, argv, { cwd: root, env, stdio: 'inherit' });
+  } catch (e) {
+    if (e.code === 'ENOENT') console.error(`${cmd} not found: install Emscripten and CMake (Debian: apt-get install emscripten binaryen cmake libxsimd-dev)`);
+    process.exit(1);
+  }
+}
+
+mkdirSync(dist, { recursive: true });
+for (const flavour of flavours) {
+  const build = join(root, `build-wasm-${flavour}`);
+  run('emcmake', ['cmake', '-S', root, '-B', build, '-C', join(root, 'wasm', 'preload.cmake'),
+    `-DGRADRT_WASM_SIMD=${flavour === 'simd' ? 'ON' : 'OFF'}`, '-DCMAKE_BUILD_TYPE=Release']);
+  run('cmake', ['--build', build, '--target', 'gradrt_wasm', '-j', jobs]);
+  for (const ext of ['mjs', 'wasm']) copyFileSync(join(build, 'wasm', `gradrt-${flavour}.${ext}`), join(dist, `gradrt-${flavour}.${ext}`));
+}
+
+// The scalar flavour must not contain a single SIMD instruction.
+const scalar = join(dist, 'gradrt-scalar.wasm');
+if (existsSync(scalar)) {
+  let text = '';
+  try {
+    text = execFileSync('wasm-dis', [scalar], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  } catch {
+    console.log('(wasm-dis not found: SIMD-free check of the scalar build skipped)');
+  }
+  if (/\bv128\b/.test(text)) throw new Error('gradrt-scalar.wasm contains SIMD (v128) code');
+}
+
+for (const flavour of ['simd', 'scalar']) {
+  const file = join(dist, `gradrt-${flavour}.wasm`);
+  if (!existsSync(file)) continue;
+  const bytes = readFileSync(file);
+  const gz = gzipSync(bytes, { level: 9 }).length;
+  console.log(`gradrt-${flavour}.wasm: ${(bytes.length / 1024).toFixed(1)} KiB, gzip -9 ${(gz / 1024).toFixed(1)} KiB`);
+}

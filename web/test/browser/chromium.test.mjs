@@ -1,0 +1,68 @@
+// The demo page in headless Chromium (playwright-core, the system's chromium): loads it,
+// runs every op of the page on both builds, checks agreement with the in-page JS
+// reference, saves a screenshot under web/test-results/. Skipped when playwright-core or
+// a Chromium binary is missing (CHROMIUM_PATH overrides /usr/bin/chromium).
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { start } from '../../demo/serve.mjs';
+
+const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+let chromium = null;
+try {
+  ({ chromium } = await import('playwright-core'));
+} catch {
+  chromium = null;
+}
+const skip = !chromium ? 'playwright-core is not installed (npm install in web/)' : !existsSync(executablePath) ? `no Chromium at ${executablePath}` : false;
+const results = new URL('../../test-results/', import.meta.url);
+
+describe('demo page in headless Chromium', { skip }, () => {
+  let server, context, profile;
+  before(async () => {
+    server = await start(0);
+    profile = mkdtempSync(join(tmpdir(), 'gradrt-chromium-'));
+    // A fresh profile: playwright passes it to Chromium as --user-data-dir.
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath,
+      headless: true,
+      viewport: { width: 1000, height: 900 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await context?.close();
+    server?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  for (const simd of [true, false]) {
+    it(`runs every op and agrees with the JS reference (${simd ? 'SIMD' : 'scalar'} build)`, async () => {
+      const page = await context.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`http://127.0.0.1:${server.address().port}/demo/${simd ? '' : '?simd=false'}`);
+      const info = await page.evaluate(() => window.gradrtDemo.ready);
+      assert.equal(info.simd, simd);
+      const ops = await page.evaluate(() => window.gradrtDemo.ops);
+      assert.ok(ops.length >= 6);
+      for (const op of ops) {
+        const r = await page.evaluate((config) => window.gradrtDemo.run(config), { op, h: 20, w: 20, c: 16, m: 8, s: op.includes('Filter') ? 2 : 1 });
+        assert.ok(r.agrees, `${op}: relative error ${r.relErr}`);
+        assert.ok(r.ms > 0 && Number.isFinite(r.gflops));
+      }
+      // The form path, as a user clicks it.
+      await page.selectOption('#op', 'Conv2DBackpropInput');
+      await page.click('#run');
+      await page.waitForSelector('#agreement');
+      assert.equal(await page.textContent('#agreement'), 'agrees');
+      mkdirSync(results, { recursive: true });
+      await page.screenshot({ path: new URL(`demo-${simd ? 'simd' : 'scalar'}.png`, results).pathname, fullPage: true });
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+});
