@@ -1,0 +1,395 @@
+// gradrt_bench: the cpu backend (through gradrt::run_op, as `gradrt run --repeat` does)
+// against oneDNN on the same shapes, at 1 and 2 threads (or --threads=a,b,...).
+//
+// Columns: ms (median of --reps runs after warm-up), GFLOP/s (GB/s for batch norm),
+// % of the FMA peak this program measures itself (a register-only FMA loop, per thread
+// times threads), and gradrt / oneDNN speed (> 1: gradrt faster).
+// oneDNN runs in its preferred layouts (format_tag::any for convolutions, nChw16c for
+// batch norm); reorders from NHWC are done once, outside the timing. gradrt runs on NHWC
+// float32 as TF hands it, and its timing includes run_op's validation and allocation.
+// --csv=FILE also writes the rows for bench/plot.py.
+#include <omp.h>
+#if defined(__linux__)
+#include <malloc.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gradrt/gradrt.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Median seconds of `reps` calls after `warm` warm-up calls.
+double time_median(const std::function<void()>& f, int warm, int reps) {
+  for (int i = 0; i < warm; ++i) f();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = Clock::now();
+    f();
+    t.push_back(seconds_since(t0));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// ---------------------------------------------------------------- FMA peak, one thread
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) double fma_loop_avx512(int64_t iters) {
+  __m512 acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(0.001f * i);
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t k = 0; k < iters; ++k)
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  float s = 0;
+  for (int i = 0; i < 16; ++i) s += _mm512_reduce_add_ps(acc[i]);
+  return s;
+}
+__attribute__((target("avx2,fma"))) double fma_loop_avx2(int64_t iters) {
+  __m256 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(0.001f * i);
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (int64_t k = 0; k < iters; ++k)
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  alignas(32) float out[8];
+  float s = 0;
+  for (int i = 0; i < 12; ++i) {
+    _mm256_store_ps(out, acc[i]);
+    for (float v : out) s += v;
+  }
+  return s;
+}
+#endif
+
+// Peak float32 GFLOP/s of one core from 16 (12) independent FMA chains.
+double measure_peak_gflops(std::string* isa) {
+#if defined(__x86_64__)
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  // Many short runs, best one: on a shared machine some run gets the core to itself.
+  const int64_t iters = 2'000'000;
+  volatile double sink = 0;
+  double best = 1e30;
+  for (int r = 0; r < 60; ++r) {
+    auto t0 = Clock::now();
+    sink = sink + (avx512 ? fma_loop_avx512(iters) : fma_loop_avx2(iters));
+    best = std::min(best, seconds_since(t0));
+  }
+  const double flops = avx512 ? iters * 16.0 * 16 * 2 : iters * 12.0 * 8 * 2;
+  *isa = avx512 ? "avx512 fma" : "avx2 fma";
+  return flops / best * 1e-9;
+#else
+  *isa = "unknown";
+  return 0;
+#endif
+}
+
+// ---------------------------------------------------------------- gradrt side
+struct Host {  // an owned float32 / int32 buffer viewed as a TensorView
+  std::vector<float> f;
+  std::vector<int32_t> i;
+  std::vector<int64_t> shape;
+  gradrt::TensorView view() const {
+    gradrt::TensorView v;
+    v.shape = shape;
+    if (!i.empty()) {
+      v.dtype = gradrt::DType::int32;
+      v.data = i.data();
+    } else {
+      v.dtype = gradrt::DType::float32;
+      v.data = f.data();
+    }
+    return v;
+  }
+};
+
+Host filled(std::vector<int64_t> shape, uint32_t seed) {
+  Host h;
+  h.shape = shape;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  h.f.resize(n);
+  uint32_t s = seed * 2654435761u + 1;
+  for (auto& v : h.f) {
+    s = s * 1664525u + 1013904223u;
+    v = float((s >> 8) & 0xffff) / 65536.0f - 0.5f;
+  }
+  return h;
+}
+
+Host sizes(std::vector<int64_t> v) {
+  Host h;
+  h.shape = {int64_t(v.size())};
+  for (int64_t d : v) h.i.push_back(int32_t(d));
+  return h;
+}
+
+// ---------------------------------------------------------------- cases
+struct Case {
+  std::string group;  // conv | depthwise | batchnorm
+  std::string op;     // TF op
+  std::string shape;  // description
+  int batch = 1;
+  double work = 0;  // flops, or bytes for batch norm
+  bool bandwidth = false;
+  std::function<std::function<void()>(int threads)> gradrt;  // returns the timed call
+  std::function<std::function<void()>()> onednn;
+};
+
+int64_t same_out(int64_t in, int64_t k, int64_t s) { return (in + s - 1) / s; }
+int64_t same_pad_before(int64_t in, int64_t k, int64_t s) {
+  return std::max<int64_t>((same_out(in, k, s) - 1) * s + k - in, 0) / 2;
+}
+int64_t same_pad_after(int64_t in, int64_t k, int64_t s) {
+  return std::max<int64_t>((same_out(in, k, s) - 1) * s + k - in, 0) - same_pad_before(in, k, s);
+}
+
+dnnl::engine& eng() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::memory dnnl_mem(const dnnl::memory::desc& md) {
+  dnnl::memory m(md, eng());
+  float* p = static_cast<float*>(m.get_data_handle());
+  const size_t n = md.get_size() / sizeof(float);
+  for (size_t i = 0; i < n; ++i) p[i] = 0.001f * float(int(i % 1000) - 500);
+  return m;
+}
+
+std::function<void()> dnnl_runner(dnnl::primitive prim, std::unordered_map<int, dnnl::memory> args) {
+  auto s = std::make_shared<dnnl::stream>(eng());
+  return [prim, args, s]() mutable {
+    prim.execute(*s, args);
+    s->wait();
+  };
+}
+
+std::function<void()> gradrt_runner(std::string op, std::vector<std::pair<std::string, Host>> ins, gradrt::Attrs attrs,
+                                    int threads) {
+  auto hosts = std::make_shared<std::vector<std::pair<std::string, Host>>>(std::move(ins));
+  return [op, hosts, attrs, threads]() {
+    gradrt::Inputs inputs;
+    for (auto& [name, h] : *hosts) inputs[name] = h.view();
+    gradrt::Outputs outs;
+    gradrt::RunOptions opt;
+    opt.backend = "cpu";
+    opt.threads = threads;
+    gradrt::Status s = gradrt::run_op(op, inputs, attrs, &outs, opt);
+    if (!s.ok()) {
+      std::fprintf(stderr, "gradrt %s: %s\n", op.c_str(), s.to_string().c_str());
+      std::exit(1);
+    }
+  };
+}
+
+// Conv2DBackpropInput / Conv2DBackpropFilter (groups = 1) or their depthwise forms.
+void add_conv_cases(std::vector<Case>& cases, bool depthwise, int64_t n, int64_t h, int64_t c, int64_t oc, int64_t k,
+                    int64_t s) {
+  using namespace dnnl;
+  using tag = memory::format_tag;
+  using dt = memory::data_type;
+  const int64_t oh = same_out(h, k, s);
+  if (depthwise) oc = c;
+  const int64_t pt = same_pad_before(h, k, s), pb = same_pad_after(h, k, s);
+  const double flops = 2.0 * n * oh * oh * oc * k * k * (depthwise ? 1 : c);
+  char desc[128];
+  std::snprintf(desc, sizeof desc, "%dx%d %lldx%lldx%lld->%lld s%lld", int(k), int(k), (long long)h, (long long)h,
+                (long long)c, (long long)oc, (long long)s);
+  gradrt::Attrs attrs{{"strides", gradrt::AttrValue({1, s, s, 1})}, {"padding", gradrt::AttrValue("SAME")}};
+  const std::vector<int64_t> xs{n, h, h, c}, ws{k, k, c, depthwise ? 1 : oc}, ys{n, oh, oh, oc};
+
+  memory::dims src{n, c, h, h}, dst{n, oc, oh, oh}, strides{s, s}, pl{pt, pt}, pr{pb, pb};
+  memory::dims wei = depthwise ? memory::dims{c, 1, 1, k, k} : memory::dims{oc, c, k, k};
+  memory::desc src_md(src, dt::f32, tag::any), dst_md(dst, dt::f32, tag::any), wei_md(wei, dt::f32, tag::any);
+
+  const std::string pre = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
+  Case ci{depthwise ? "depthwise" : "conv", pre + "BackpropInput", desc, int(n), flops, false};
+  ci.gradrt = [=](int threads) {
+    return gradrt_runner(ci.op, {{"input_sizes", sizes(xs)}, {"filter", filled(ws, 1)}, {"out_backprop", filled(ys, 2)}},
+                         attrs, threads);
+  };
+  ci.onednn = [=]() {
+    convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct, src_md, wei_md, dst_md,
+                                 strides, pl, pr);
+    convolution_forward::primitive_desc fpd(fd, eng());
+    convolution_backward_data::desc bd(algorithm::convolution_direct, src_md, wei_md, dst_md, strides, pl, pr);
+    convolution_backward_data::primitive_desc bpd(bd, eng(), fpd);
+    return dnnl_runner(convolution_backward_data(bpd), {{DNNL_ARG_DIFF_SRC, dnnl_mem(bpd.diff_src_desc())},
+                                                        {DNNL_ARG_WEIGHTS, dnnl_mem(bpd.weights_desc())},
+                                                        {DNNL_ARG_DIFF_DST, dnnl_mem(bpd.diff_dst_desc())}});
+  };
+  cases.push_back(ci);
+
+  Case cf{depthwise ? "depthwise" : "conv", pre + "BackpropFilter", desc, int(n), flops, false};
+  cf.gradrt = [=](int threads) {
+    return gradrt_runner(cf.op, {{"input", filled(xs, 3)}, {"filter_sizes", sizes(ws)}, {"out_backprop", filled(ys, 4)}},
+                         attrs, threads);
+  };
+  cf.onednn = [=]() {
+    convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct, src_md, wei_md, dst_md,
+                                 strides, pl, pr);
+    convolution_forward::primitive_desc fpd(fd, eng());
+    convolution_backward_weights::desc bd(algorithm::convolution_direct, src_md, wei_md, dst_md, strides, pl, pr);
+    convolution_backward_weights::primitive_desc bpd(bd, eng(), fpd);
+    return dnnl_runner(convolution_backward_weights(bpd), {{DNNL_ARG_SRC, dnnl_mem(bpd.src_desc())},
+                                                           {DNNL_ARG_DIFF_WEIGHTS, dnnl_mem(bpd.diff_weights_desc())},
+                                                           {DNNL_ARG_DIFF_DST, dnnl_mem(bpd.diff_dst_desc())}});
+  };
+  cases.push_back(cf);
+}
+
+void add_batch_norm_case(std::vector<Case>& cases, int64_t n, int64_t h, int64_t c) {
+  using namespace dnnl;
+  const int64_t elems = n * h * h * c;
+  Case b{"batchnorm", "FusedBatchNormGrad", std::to_string(h) + "x" + std::to_string(h) + "x" + std::to_string(c) + " train",
+         int(n), 5.0 * elems * sizeof(float), true};  // bytes: dy and x read twice, dx written
+  const std::vector<int64_t> xs{n, h, h, c}, cs{c};
+  b.gradrt = [=](int threads) {
+    Host var = filled(cs, 9);
+    for (auto& v : var.f) v = v + 1.0f;
+    gradrt::Attrs attrs{{"epsilon", gradrt::AttrValue(0.001)}, {"is_training", gradrt::AttrValue(true)}};
+    return gradrt_runner("FusedBatchNormGrad",
+                         {{"y_backprop", filled(xs, 5)}, {"x", filled(xs, 6)}, {"scale", filled(cs, 7)},
+                          {"reserve_space_1", filled(cs, 8)}, {"reserve_space_2", var}},
+                         attrs, threads);
+  };
+  b.onednn = [=]() {
+    memory::desc data_md({n, c, h, h}, memory::data_type::f32, memory::format_tag::nChw16c);
+    const auto flags = normalization_flags::use_scale_shift;
+    batch_normalization_forward::desc fd(prop_kind::forward_training, data_md, 0.001f, flags);
+    batch_normalization_forward::primitive_desc fpd(fd, eng());
+    batch_normalization_backward::desc bd(prop_kind::backward, data_md, data_md, 0.001f, flags);
+    batch_normalization_backward::primitive_desc bpd(bd, eng(), fpd);
+    memory var = dnnl_mem(bpd.variance_desc());
+    float* pv = static_cast<float*>(var.get_data_handle());
+    for (int64_t i = 0; i < c; ++i) pv[i] = 1.0f + 0.001f * i;
+    return dnnl_runner(batch_normalization_backward(bpd),
+                       {{DNNL_ARG_SRC, dnnl_mem(bpd.src_desc())}, {DNNL_ARG_MEAN, dnnl_mem(bpd.mean_desc())},
+                        {DNNL_ARG_VARIANCE, var}, {DNNL_ARG_DIFF_DST, dnnl_mem(bpd.diff_dst_desc())},
+                        {DNNL_ARG_SCALE_SHIFT, dnnl_mem(bpd.weights_desc())},
+                        {DNNL_ARG_DIFF_SRC, dnnl_mem(bpd.diff_src_desc())},
+                        {DNNL_ARG_DIFF_SCALE_SHIFT, dnnl_mem(bpd.diff_weights_desc())}});
+  };
+  cases.push_back(b);
+}
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> v;
+  while (*s) {
+    v.push_back(std::atoi(s));
+    const char* comma = std::strchr(s, ',');
+    if (!comma) break;
+    s = comma + 1;
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> threads_list{1, 2}, batches{1, 8};
+  int reps = 7;
+  std::string filter, csv_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--threads=", 0) == 0) threads_list = parse_list(a.c_str() + 10);
+    else if (a.rfind("--batch=", 0) == 0) batches = parse_list(a.c_str() + 8);
+    else if (a.rfind("--reps=", 0) == 0) reps = std::max(1, std::atoi(a.c_str() + 7));
+    else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
+    else if (a.rfind("--csv=", 0) == 0) csv_path = a.substr(6);
+    else {
+      std::printf("usage: gradrt_bench [--threads=1,2] [--batch=1,8] [--reps=7] [--filter=SUBSTRING] [--csv=FILE]\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+
+#if defined(__linux__)
+  // run_op allocates its outputs on every call (that is the API). Keep freed blocks in the
+  // heap instead of unmapping them so repeated calls do not pay page faults every time.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+  std::string peak_isa;
+  const double peak1 = measure_peak_gflops(&peak_isa);
+  std::string cpu_detail;
+  for (const auto& b : gradrt::backends())
+    if (b.name == "cpu") cpu_detail = b.detail;
+  std::printf("gradrt %s, cpu backend: %s; oneDNN %d.%d.%d\n", gradrt::version(), cpu_detail.c_str(),
+              dnnl::version()->major, dnnl::version()->minor, dnnl::version()->patch);
+  std::printf("measured FMA peak (%s): %.1f GFLOP/s per thread; median of %d runs after warm-up\n\n", peak_isa.c_str(),
+              peak1, reps);
+
+  std::vector<Case> cases;
+  for (int n : batches) {
+    add_conv_cases(cases, false, n, 56, 64, 64, 3, 1);
+    add_conv_cases(cases, false, n, 56, 64, 128, 3, 2);
+    add_conv_cases(cases, false, n, 28, 256, 512, 1, 1);
+    add_conv_cases(cases, true, n, 112, 32, 32, 3, 1);
+    add_conv_cases(cases, true, n, 56, 144, 144, 3, 2);
+    add_batch_norm_case(cases, n, 56, 256);
+  }
+
+  FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+  if (csv) std::fprintf(csv, "threads,group,op,shape,batch,gradrt_ms,onednn_ms,rate,unit,peak_pct,ratio\n");
+  for (int threads : threads_list) {
+    omp_set_num_threads(threads);
+    std::printf("threads=%d  (peak %.0f GFLOP/s)\n", threads, peak1 * threads);
+    std::printf("%-36s %-22s %5s | %9s %9s %6s | %9s %9s %6s | %6s\n", "op", "shape", "batch", "gradrt ms", "rate",
+                "%peak", "oneDNN ms", "rate", "%peak", "ratio");
+    std::map<std::string, std::vector<double>> ratios;
+    for (const Case& c : cases) {
+      if (!filter.empty() && (c.op + " " + c.shape).find(filter) == std::string::npos) continue;
+      const int r = c.work > 1e9 && !c.bandwidth ? std::max(3, reps / 2) : reps;
+      // Not interleaved, and a pause first: libgomp's workers keep spinning for several ms
+      // after oneDNN's last call (OMP_WAIT_POLICY unset) and would hold the second core
+      // while gradrt's pool wants it.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const double tg = time_median(c.gradrt(threads), 3, r);
+      const double to = time_median(c.onednn(), 3, r);
+      const double rg = c.work / tg * 1e-9, ro = c.work / to * 1e-9;
+      const double pg = c.bandwidth ? 0 : 100 * rg / (peak1 * threads), po = c.bandwidth ? 0 : 100 * ro / (peak1 * threads);
+      const double ratio = to / tg;
+      ratios[c.group].push_back(ratio);
+      const char* unit = c.bandwidth ? "GB/s" : "GFLOP/s";
+      char pgs[16] = "-", pos[16] = "-";
+      if (!c.bandwidth) {
+        std::snprintf(pgs, sizeof pgs, "%.0f%%", pg);
+        std::snprintf(pos, sizeof pos, "%.0f%%", po);
+      }
+      std::printf("%-36s %-22s %5d | %9.3f %9.1f %6s | %9.3f %9.1f %6s | %6.2f  %s\n", c.op.c_str(), c.shape.c_str(),
+                  c.batch, tg * 1e3, rg, pgs, to * 1e3, ro, pos, ratio, unit);
+      if (csv)
+        std::fprintf(csv, "%d,%s,%s,%s,%d,%.4f,%.4f,%.2f,%s,%.1f,%.3f\n", threads, c.group.c_str(), c.op.c_str(),
+                     c.shape.c_str(), c.batch, tg * 1e3, to * 1e3, rg, unit, pg, ratio);
+      std::fflush(stdout);
+    }
+    for (auto& [group, v] : ratios) {
+      double lg = 0;
+      for (double x : v) lg += std::log(x);
+      std::printf("geomean gradrt/oneDNN, %-10s threads=%d: %.2f  (%zu shapes)\n", group.c_str(), threads,
+                  std::exp(lg / v.size()), v.size());
+    }
+    std::printf("\n");
+  }
+  if (csv) std::fclose(csv);
+  return 0;
+}

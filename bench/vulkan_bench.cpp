@@ -1,0 +1,165 @@
+// vulkan_bench: GPU time (timestamp queries around the dispatches of one submission) and wall
+// time (upload + dispatch + read-back) of the vulkan kernels on a few ResNet/MobileNet-like
+// shapes, next to the cpu backend's wall time. Uses a context of its own (vulkan/context.h),
+// so it honours GRADRT_VULKAN_DEVICE like the backend does.
+//   vulkan_bench [--repeat N]
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "vulkan/context.h"
+#include "vulkan/ops/ops.h"
+
+namespace {
+
+using gradrt::ConvParams;
+using gradrt::Status;
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+ConvParams conv(int64_t n, int64_t hw, int64_t ci, int64_t co, int64_t f, int64_t stride, bool depthwise) {
+  ConvParams p;
+  p.batch = n;
+  p.in_h = p.in_w = hw;
+  p.in_c = ci;
+  p.filter_h = p.filter_w = f;
+  p.stride_h = p.stride_w = stride;
+  p.out_h = p.out_w = (hw + stride - 1) / stride;  // SAME
+  const int64_t need = std::max<int64_t>(0, (p.out_h - 1) * stride + f - hw);
+  p.pad_top = p.pad_left = need / 2;
+  if (depthwise) {
+    p.filter_in_c = ci;
+    p.depth_multiplier = co / ci;
+    p.out_c = co;
+  } else {
+    p.filter_in_c = ci;
+    p.out_c = co;
+  }
+  return p;
+}
+
+struct Row {
+  std::string op, shape;
+  double flops;
+  std::function<Status()> vulkan, cpu;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 5;
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+
+  std::unique_ptr<gradrt::vk::Context> ctx;
+  Status s = gradrt::vk::Context::create({}, &ctx);
+  if (!s.ok()) {
+    std::printf("vulkan unavailable: %s\n", s.to_string().c_str());
+    return 0;
+  }
+  ctx->set_timing(true);
+  std::printf("device: %s%s\n", ctx->info().props.deviceName, ctx->timing() ? "" : " (no timestamps)");
+
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-1, 1);
+  auto fill = [&](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& e : v) e = d(rng);
+    return v;
+  };
+  gradrt::Backend* cpu = gradrt::cpu_backend();
+  const gradrt::Exec exec{0};
+
+  // Buffers live as long as the rows that point into them.
+  std::vector<std::unique_ptr<std::vector<float>>> keep;
+  auto buf = [&](std::vector<float> v) {
+    keep.push_back(std::make_unique<std::vector<float>>(std::move(v)));
+    return keep.back()->data();
+  };
+
+  std::vector<Row> rows;
+  for (auto [n, hw, ci, co, f, st] : std::vector<std::array<int64_t, 6>>{
+           {8, 56, 64, 64, 3, 1}, {8, 28, 128, 128, 3, 1}, {8, 14, 256, 256, 3, 1}, {8, 56, 64, 128, 3, 2}}) {
+    const ConvParams p = conv(n, hw, ci, co, f, st, false);
+    const double flops = 2.0 * p.y_elements() * p.filter_h * p.filter_w * p.filter_in_c;
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld f%lld s%lld -> %lld", (long long)n, (long long)hw,
+                  (long long)hw, (long long)ci, (long long)f, (long long)st, (long long)co);
+    float *x = buf(fill(p.x_elements())), *w = buf(fill(p.w_elements())), *dy = buf(fill(p.y_elements()));
+    float *dx = buf(std::vector<float>(p.x_elements())), *dw = buf(std::vector<float>(p.w_elements()));
+    rows.push_back({"Conv2DBackpropInput", shape, flops,
+                    [=, &ctx] { return gradrt::vk::conv2d_backprop_input<float>(*ctx, p, w, dy, dx); },
+                    [=] { return cpu->conv2d_backprop_input(exec, p, w, dy, dx); }});
+    rows.push_back({"Conv2DBackpropFilter", shape, flops,
+                    [=, &ctx] { return gradrt::vk::conv2d_backprop_filter<float>(*ctx, p, x, dy, dw); },
+                    [=] { return cpu->conv2d_backprop_filter(exec, p, x, dy, dw); }});
+  }
+  {
+    const ConvParams p = conv(8, 112, 32, 32, 3, 1, true);
+    const double flops = 2.0 * p.y_elements() * 9;
+    float *x = buf(fill(p.x_elements())), *w = buf(fill(p.dw_w_elements())), *dy = buf(fill(p.y_elements()));
+    float *dx = buf(std::vector<float>(p.x_elements())), *dw = buf(std::vector<float>(p.dw_w_elements()));
+    rows.push_back({"DepthwiseConv2dNativeBackpropInput", "8x112x112x32 f3", flops,
+                    [=, &ctx] { return gradrt::vk::depthwise_conv2d_native_backprop_input<float>(*ctx, p, w, dy, dx); },
+                    [=] { return cpu->depthwise_conv2d_native_backprop_input(exec, p, w, dy, dx); }});
+    rows.push_back({"DepthwiseConv2dNativeBackpropFilter", "8x112x112x32 f3", flops,
+                    [=, &ctx] { return gradrt::vk::depthwise_conv2d_native_backprop_filter<float>(*ctx, p, x, dy, dw); },
+                    [=] { return cpu->depthwise_conv2d_native_backprop_filter(exec, p, x, dy, dw); }});
+  }
+  {
+    gradrt::BatchNormParams p;
+    p.rows = 8 * 56 * 56;
+    p.channels = 64;
+    const int64_t e = p.rows * p.channels;
+    float *dy = buf(fill(e)), *x = buf(fill(e)), *sc = buf(fill(64)), *m = buf(fill(64)), *v = buf(fill(64));
+    for (int i = 0; i < 64; ++i) v[i] = 1.0f + std::abs(v[i]);
+    float *dx = buf(std::vector<float>(e)), *ds = buf(std::vector<float>(64)), *dof = buf(std::vector<float>(64));
+    rows.push_back({"FusedBatchNormGrad", "8x56x56x64", 10.0 * e,
+                    [=, &ctx] { return gradrt::vk::fused_batch_norm_grad<float>(*ctx, p, dy, x, sc, m, v, dx, ds, dof); },
+                    [=] { return cpu->fused_batch_norm_grad(exec, p, dy, x, sc, m, v, dx, ds, dof); }});
+  }
+
+  std::printf("%-36s %-28s %10s %10s %10s %12s\n", "op", "shape", "gpu ms", "wall ms", "cpu ms", "gpu GFLOP/s");
+  for (Row& r : rows) {
+    std::vector<double> gpu, wall, cpu_ms;
+    Status st = r.vulkan();  // warm-up: pipeline creation
+    for (int i = 0; i < repeat && st.ok(); ++i) {
+      const double t0 = now_ms();
+      st = r.vulkan();
+      wall.push_back(now_ms() - t0);
+      gpu.push_back(ctx->last_gpu_ms());
+    }
+    Status sc = r.cpu();
+    for (int i = 0; i < repeat && sc.ok(); ++i) {
+      const double t0 = now_ms();
+      sc = r.cpu();
+      cpu_ms.push_back(now_ms() - t0);
+    }
+    if (!st.ok()) {
+      std::printf("%-36s %-28s %s\n", r.op.c_str(), r.shape.c_str(), st.to_string().c_str());
+      continue;
+    }
+    const double g = median(gpu);
+    std::printf("%-36s %-28s %10.3f %10.3f %10.3f %12.1f\n", r.op.c_str(), r.shape.c_str(), g, median(wall),
+                sc.ok() ? median(cpu_ms) : -1.0, g > 0 ? r.flops / g / 1e6 : 0.0);
+  }
+  ctx->save_pipeline_cache();
+  return 0;
+}

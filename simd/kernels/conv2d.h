@@ -1,0 +1,79 @@
+// Conv2D forward, NHWC x, HWIO w (TF: input, filter, output):
+//   y[n,oy,ox,oc] = sum_{ky,kx,f} x[n, oy*sh - pt + ky*dh, ox*sw - pl + kx*dw, g*fic + f] * w[ky,kx,f,oc]
+// with g = oc / ocg. As a GEMM per group: M = output pixels, N = ocg, K = taps * fic, with
+// A read in place through row pointers (one per pixel and tap; padding points at zeros) and
+// B = w packed into NR-wide panels once per call (a workspace the size of the filter).
+#pragma once
+
+#include "gemm.h"
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+template <class T, class Arch>
+void conv2d(const Exec& exec, const ConvParams& p, const T* x, const T* w, T* y) {
+  using G = Gemm<T, Arch, kMR, kNRV>;
+  constexpr int64_t MR = kMR, NR = G::NR;
+  const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, groups = p.groups;
+  const int64_t ocg = p.out_c / groups, np = (ocg + NR - 1) / NR;
+  const int64_t npix = p.batch * p.out_h * p.out_w;
+  if (npix == 0 || p.out_c == 0) return;
+
+  // bpack[g][j][t][f][NR] = w[t][f][g*ocg + j*NR + (0..NR)], zero past ocg.
+  const int64_t panel = taps * fic * NR;
+  T* bpack = static_cast<T*>(workspace(0, sizeof(T) * (groups * np * panel + 1)));
+  par(exec, groups * np * taps, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t g = b / (np * taps), j = (b / taps) % np, t = b % taps;
+      pack_panel(w + t * fic * p.out_c + g * ocg + j * NR, p.out_c, fic, imin(NR, ocg - j * NR), NR,
+                 bpack + (g * np + j) * panel + t * fic * NR);
+    }
+  });
+
+  const int64_t tiles = (npix + MR - 1) / MR;
+  par(exec, tiles, balance_grain(exec, tiles), [&](int64_t t0, int64_t t1) {
+    // Per tile: off[t*MR + i] = x offset of pixel i under tap t, or -1 for padding.
+    int64_t* off = static_cast<int64_t*>(workspace(1, sizeof(int64_t) * taps * MR));
+    const T** a = static_cast<const T**>(workspace(2, sizeof(T*) * taps * MR));
+    const T** b = static_cast<const T**>(workspace(3, sizeof(T*) * (taps + 1)));
+    const T* zero = static_cast<const T*>(zeros(sizeof(T) * (fic + 1)));
+    for (int64_t tile = t0; tile < t1; ++tile) {
+      const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
+      T* c[MR];
+      for (int64_t i = 0; i < MR; ++i) {
+        const int64_t m = m0 + imin(i, mr - 1);
+        const int64_t ox = m % p.out_w, oy = (m / p.out_w) % p.out_h, n = m / (p.out_w * p.out_h);
+        c[i] = y + m * p.out_c;
+        for (int64_t ky = 0; ky < p.filter_h; ++ky) {
+          const int64_t iy = oy * p.stride_h - p.pad_top + ky * p.dilation_h;
+          for (int64_t kx = 0; kx < p.filter_w; ++kx) {
+            const int64_t ix = ox * p.stride_w - p.pad_left + kx * p.dilation_w;
+            const bool in = i < mr && iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w;
+            off[(ky * p.filter_w + kx) * MR + i] = in ? ((n * p.in_h + iy) * p.in_w + ix) * p.in_c : -1;
+          }
+        }
+      }
+      for (int64_t g = 0; g < groups; ++g) {
+        // Taps where every row is padding are dropped (with their B rows).
+        int64_t nt = 0;
+        for (int64_t t = 0; t < taps; ++t) {
+          bool any = false;
+          for (int64_t i = 0; i < MR; ++i) any |= off[t * MR + i] >= 0;
+          if (!any) continue;
+          for (int64_t i = 0; i < MR; ++i)
+            a[nt * MR + i] = off[t * MR + i] >= 0 ? x + off[t * MR + i] + g * fic : zero;
+          b[nt] = bpack + g * np * panel + t * fic * NR;  // panel j added below
+          ++nt;
+        }
+        for (int64_t j = 0; j < np; ++j) {
+          T* cj[MR];
+          for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * ocg + j * NR;
+          if (j > 0)
+            for (int64_t t = 0; t < nt; ++t) b[t] += panel;
+          G::rows(nt, fic, a, b, cj, mr, imin(NR, ocg - j * NR));
+        }
+      }
+    }
+  });
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -1,0 +1,143 @@
+// Conv2DBackpropFilter (TF: input = x, out_backprop = dy, output = dw):
+//   dw[ky,kx,f,oc] = sum_{n,oy,ox} dy[n,oy,ox,oc] * x[n, oy*sh - pt + ky*dh, ox*sw - pl + kx*dw, g*fic + f]
+// As a GEMM per group: rows (tap, f) of dw, columns oc of the group, K = output pixels.
+// A[(t,f)][k] = x at pixel k under tap t, channel f: for a fixed k the MR rows of a tile are MR
+// consecutive channels of one x pixel, so A is read in place through one pointer per k
+// (Gemm::cols); B[k][oc] = dy row k, copied per K chunk into zero-padded NR panels.
+//
+// Determinism: every dw element is owned by one tile, which sums k in increasing order over
+// the K chunks (each chunk adds onto the running value); threads split the tiles only, so
+// the bits never depend on the thread count or the split.
+#pragma once
+
+#include "gemm.h"
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+template <class T, class Arch>
+void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, const T* dy, T* dw) {
+  using G = Gemm<T, Arch, kMR, kNRV>;
+  constexpr int64_t MR = kMR, NR = G::NR;
+  const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, groups = p.groups;
+  const int64_t ocg = p.out_c / groups, np = (ocg + NR - 1) / NR;
+  const int64_t npix = p.batch * p.out_h * p.out_w;
+  const int64_t nw = p.w_elements();
+  if (nw == 0) return;
+  if (npix == 0) {
+    for (int64_t i = 0; i < nw; ++i) dw[i] = T(0);
+    return;
+  }
+  // K chunk: the dy panels of a chunk (KC x ocg) and the x rows it touches stay in L2.
+  constexpr int64_t KC = 256;
+  // Row tiles of the fic channels of a tap: as many MR-row tiles as fit, the rest in
+  // tiles of MB = 2MR/3 or MC = MR/3 rows (other instantiations of the same micro-kernel), so
+  // that e.g. fic = 64 with MR = 12 runs 4x12 + 2x8 with no wasted rows. A remainder that
+  // matches none is padded (its A rows packed with zeros).
+  constexpr int MB = kMR * 2 / 3 > 0 ? kMR * 2 / 3 : 1, MC = kMR / 3 > 0 ? kMR / 3 : 1;
+  int64_t tile_f0[64], tile_mr[64], tile_kind[64];  // kind: 0 -> MR, 1 -> MB, 2 -> MC
+  int64_t ftiles = 0;
+  int64_t* tf0 = tile_f0;
+  int64_t* tmr = tile_mr;
+  int64_t* tkind = tile_kind;
+  {
+    const int64_t max_tiles = fic / MC + 2;
+    if (max_tiles > 64) {
+      int64_t* ws = static_cast<int64_t*>(workspace(0, sizeof(int64_t) * 3 * max_tiles));
+      tf0 = ws;
+      tmr = ws + max_tiles;
+      tkind = ws + 2 * max_tiles;
+    }
+    int64_t full = fic / MR, r = fic % MR;
+    bool split = r > 0 && r <= MC && full > 0 && MB * 2 >= MR + r;  // MR + r -> MB + MB
+    if (split) --full;
+    int64_t f = 0;
+    auto add = [&](int64_t kind, int64_t rows, int64_t cap) {
+      tf0[ftiles] = f;
+      tmr[ftiles] = imin(rows, cap);
+      tkind[ftiles] = kind;
+      f += tmr[ftiles];
+      ++ftiles;
+    };
+    for (int64_t i = 0; i < full; ++i) add(0, MR, MR);
+    if (split) {
+      add(1, MB, MB);
+      add(1, fic - f, MB);
+    }
+    r = fic - f;
+    while (r > 0) {
+      if (r > MB) add(0, r, MR);
+      else if (r > MC) add(1, r, MB);
+      else add(2, r, MC);
+      r = fic - f;
+    }
+  }
+  const int64_t items = groups * taps * ftiles;  // (g, t, f-tile), each owning rows of dw
+  par(exec, items, balance_grain(exec, items, 1), [&](int64_t i0, int64_t i1) {
+    T* bpack = static_cast<T*>(workspace(1, sizeof(T) * KC * NR * np));
+    const T** a = static_cast<const T**>(workspace(2, sizeof(T*) * KC));
+    T* apack = static_cast<T*>(workspace(3, sizeof(T) * KC * MR));  // tail tiles: [k][MR]
+    // Padding pixels point here; read at offsets f0 + i < fic + MR.
+    const T* zero = static_cast<const T*>(zeros(sizeof(T) * (fic + MR + 1)));
+    const T** ptab = static_cast<const T**>(workspace(6, sizeof(T*) * KC));  // per tap: x pixel or zero
+    int64_t* off = static_cast<int64_t*>(workspace(4, sizeof(int64_t) * KC));
+    int64_t* pix = static_cast<int64_t*>(workspace(5, sizeof(int64_t) * 3 * KC));
+    for (int64_t k0 = 0; k0 < npix; k0 += KC) {
+      const int64_t kc = imin(KC, npix - k0);
+      // Per pixel of the chunk, once: image row base n*in_h and the tap-0 input position.
+      for (int64_t k = 0; k < kc; ++k) {
+        const int64_t m = k0 + k;
+        const int64_t ox = m % p.out_w, oy = (m / p.out_w) % p.out_h, n = m / (p.out_w * p.out_h);
+        pix[3 * k] = n * p.in_h;
+        pix[3 * k + 1] = oy * p.stride_h - p.pad_top;
+        pix[3 * k + 2] = ox * p.stride_w - p.pad_left;
+      }
+      int64_t packed_group = -1, offs_for = -1;
+      for (int64_t item = i0; item < i1; ++item) {
+        const int64_t g = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
+        if (g != packed_group) {  // dy[k0.., g*ocg..] into np panels [kc][NR]
+          for (int64_t j = 0; j < np; ++j)
+            pack_panel(dy + k0 * p.out_c + g * ocg + j * NR, p.out_c, kc, imin(NR, ocg - j * NR), NR,
+                       bpack + j * KC * NR);
+          packed_group = g;
+        }
+        const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
+        const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
+        if (offs_for != g * taps + t) {  // x offsets of the chunk's pixels under tap t
+          const int64_t ky = t / p.filter_w, kx = t % p.filter_w;
+          for (int64_t k = 0; k < kc; ++k) {
+            const int64_t iy = pix[3 * k + 1] + ky * p.dilation_h;
+            const int64_t ix = pix[3 * k + 2] + kx * p.dilation_w;
+            off[k] = (iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w)
+                         ? ((pix[3 * k] + iy) * p.in_w + ix) * p.in_c + g * fic
+                         : -1;
+            ptab[k] = off[k] >= 0 ? x + off[k] : zero;
+          }
+          offs_for = g * taps + t;
+        }
+        // Full tiles read x in place through the tap's table (shifted by f0); a partial tile
+        // copies its channels so that no read runs past them.
+        const T* const* at = ptab;
+        int64_t a_off = f0;
+        if (mr != cap) {
+          for (int64_t k = 0; k < kc; ++k) {
+            T* dst = apack + k * cap;
+            for (int64_t i = 0; i < cap; ++i) dst[i] = (off[k] >= 0 && i < mr) ? x[off[k] + f0 + i] : T(0);
+            a[k] = dst;
+          }
+          at = a;
+          a_off = 0;
+        }
+        T* c = dw + (t * fic + f0) * p.out_c + g * ocg;
+        for (int64_t j = 0; j < np; ++j) {
+          const T* bj = bpack + j * KC * NR;
+          const int64_t nr = imin(NR, ocg - j * NR);
+          if (kind == 0) G::cols(kc, at, a_off, bj, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          else if (kind == 1) Gemm<T, Arch, MB, kNRV>::cols(kc, at, a_off, bj, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          else Gemm<T, Arch, MC, kNRV>::cols(kc, at, a_off, bj, c + j * NR, p.out_c, mr, nr, k0 > 0);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS

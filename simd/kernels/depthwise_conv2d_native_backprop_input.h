@@ -1,0 +1,63 @@
+// DepthwiseConv2dNativeBackpropInput (TF: filter = w [FH,FW,C,M], out_backprop = dy, output = dx):
+//   dx[n,iy,ix,c] = sum_m sum_{ky,kx: oy*sh - pt + ky*dh = iy, ox*sw - pl + kx*dw = ix} dy[n,oy,ox,c*M+m] * w[ky,kx,c,m]
+// Gathered per input pixel: tap ky contributes when sh divides iy + pt - ky*dh and the
+// quotient oy is inside dy (same for kx). One dx row (n, iy) per work item, channels in
+// the lanes (M == 1); M > 1 takes a plain loop over m.
+#pragma once
+
+#include "depthwise_conv2d_native.h"
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+template <class T, class Arch>
+void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& p, const T* w,
+                                            const T* dy, T* dx) {
+  const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
+  const int64_t rows = p.batch * p.in_h;
+  if (rows == 0 || p.in_w == 0 || C == 0) return;
+  par(exec, rows, balance_grain(exec, rows), [&](int64_t r0, int64_t r1) {
+    const T** src = static_cast<const T**>(workspace(1, sizeof(T*) * 2 * (taps + 1)));
+    const T** wt = src + taps + 1;
+    int64_t* off = static_cast<int64_t*>(workspace(2, sizeof(int64_t) * (taps + 1)));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / p.in_h, iy = r % p.in_h;
+      // Columns in phase classes ix = px + j*sw: tap kx contributes when sw divides
+      // px + pl - kx*dw, from ox = j + (px + pl - kx*dw)/sw, a stride-1 walk along dy.
+      for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
+        int64_t nt = 0;
+        for (int64_t ky = 0; ky < p.filter_h; ++ky) {
+          const int64_t ny = iy + p.pad_top - ky * p.dilation_h;
+          if (floormod(ny, p.stride_h) != 0) continue;
+          const int64_t oy = floordiv(ny, p.stride_h);
+          if (oy < 0 || oy >= p.out_h) continue;
+          for (int64_t kx = 0; kx < p.filter_w; ++kx) {
+            const int64_t nx = px + p.pad_left - kx * p.dilation_w;
+            if (floormod(nx, p.stride_w) != 0) continue;
+            src[nt] = dy + (n * p.out_h + oy) * p.out_w * OC;
+            off[nt] = floordiv(nx, p.stride_w);
+            wt[nt] = w + (ky * p.filter_w + kx) * OC;
+            ++nt;
+          }
+        }
+        const int64_t nj = (p.in_w - px + p.stride_w - 1) / p.stride_w;
+        T* out = dx + (r * p.in_w + px) * C;
+        if (M == 1) {
+          dw_row<T, Arch>(nj, nt, src, off, wt, 1, p.out_w, C, out, p.stride_w);
+        } else {
+          for (int64_t j = 0; j < nj; ++j)
+            for (int64_t c = 0; c < C; ++c) {
+              T acc = T(0);
+              for (int64_t t = 0; t < nt; ++t) {
+                const int64_t ox = j + off[t];
+                if (ox < 0 || ox >= p.out_w) continue;
+                for (int64_t m = 0; m < M; ++m) acc += src[t][ox * OC + c * M + m] * wt[t][c * M + m];
+              }
+              out[j * p.stride_w * C + c] = acc;
+            }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -1,0 +1,71 @@
+// FractionalAvgPoolGrad (TF: out_backprop = dy, output = dx), NHWC:
+//   dx[n,i,j,ch] = sum over cells (r, c) that cover (i, j) of dy[n,r,c,ch] / count(r, c)
+// TF scatters into a zeroed double buffer in (r, c) order; here each dx pixel gathers the
+// same terms in the same (r, c) order, so rows split across threads without conflicts.
+// Cell starts and ends are both non-decreasing in r, so the cells covering row i form a
+// contiguous range [r_lo(i), r_hi(i)) (empty for rows no cell covers: dx = 0 there).
+#pragma once
+
+#include "common.h"
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+template <class T, class Arch>
+void fractional_avg_pool_grad(const Exec& exec, const FracPoolParams& p, const T* dy, T* dx) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  const int64_t C = p.channels, rows = p.batch * p.in_h;
+  if (rows == 0 || p.in_w == 0 || C == 0) return;
+  // Cover ranges: rr[2*i], rr[2*i+1] for rows, cr[...] for columns.
+  int64_t* rr = static_cast<int64_t*>(workspace(0, sizeof(int64_t) * 2 * (p.in_h + p.in_w)));
+  int64_t* cr = rr + 2 * p.in_h;
+  for (int64_t i = 0, r = 0; i < p.in_h; ++i) {
+    while (r < p.out_h && p.row_end(r) < i) ++r;  // first cell ending at or after i
+    int64_t e = r;
+    while (e < p.out_h && p.row_start(e) <= i) ++e;
+    rr[2 * i] = r;
+    rr[2 * i + 1] = e;
+  }
+  for (int64_t j = 0, c = 0; j < p.in_w; ++j) {
+    while (c < p.out_w && p.col_end(c) < j) ++c;
+    int64_t e = c;
+    while (e < p.out_w && p.col_start(e) <= j) ++e;
+    cr[2 * j] = c;
+    cr[2 * j + 1] = e;
+  }
+  par(exec, rows, balance_grain(exec, rows), [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t n = q / p.in_h, i = q % p.in_h;
+      for (int64_t j = 0; j < p.in_w; ++j) {
+        T* out = dx + (q * p.in_w + j) * C;
+        int64_t ch = 0;
+        for (; ch + L <= C; ch += L) {
+          auto s = V::zero();
+          for (int64_t r = rr[2 * i]; r < rr[2 * i + 1]; ++r) {
+            if (p.row_end(r) < i) continue;  // an empty cell inside the range
+            for (int64_t c = cr[2 * j]; c < cr[2 * j + 1]; ++c) {
+              if (p.col_end(c) < j) continue;
+              const T count = T((p.row_end(r) - p.row_start(r) + 1) * (p.col_end(c) - p.col_start(c) + 1));
+              s = s + V::load(dy + ((n * p.out_h + r) * p.out_w + c) * C + ch) / V::set1(count);
+            }
+          }
+          V::store(out + ch, s);
+        }
+        for (; ch < C; ++ch) {
+          T s = T(0);
+          for (int64_t r = rr[2 * i]; r < rr[2 * i + 1]; ++r) {
+            if (p.row_end(r) < i) continue;
+            for (int64_t c = cr[2 * j]; c < cr[2 * j + 1]; ++c) {
+              if (p.col_end(c) < j) continue;
+              const T count = T((p.row_end(r) - p.row_start(r) + 1) * (p.col_end(c) - p.col_start(c) + 1));
+              s += dy[((n * p.out_h + r) * p.out_w + c) * C + ch] / count;
+            }
+          }
+          out[ch] = s;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS

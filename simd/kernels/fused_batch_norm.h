@@ -1,0 +1,142 @@
+// FusedBatchNorm forward pieces over x seen as [rows, channels] (rows = N*H*W):
+//   batch_norm_stats: mean = (sum x) * (1/R), variance = (sum (x - mean)^2) * (1/R)  (biased,
+//                     two passes, as TF's CPU kernel; 1/R is the float reciprocal)
+//   batch_norm_apply: y = (x - mean) * (rsqrt(variance + eps) * scale) + offset
+// Reductions: rows cut into fixed chunks (independent of threads), per-chunk partial sums
+// per channel, added in chunk order. Channels in the lanes; blocks of channels keep their
+// accumulators in registers while the chunk's rows stream by.
+#pragma once
+
+#include <cmath>
+
+#include "common.h"
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+// Row chunking of the batch-norm reductions.
+inline int64_t bn_grain(int64_t rows) { return reduction_grain(rows, 128, 256); }
+
+// Per-channel sums over rows [r0, r1): f.vec<V>(r, c, a, b) adds row r's terms for channels
+// c.. (one vector, or one channel with the scalar Vec) into the running sums a and b, which
+// are stored to s0[c] and (if s1) s1[c]. Two vectors of channels per pass over the rows.
+template <class T, class Arch, class F>
+inline void bn_row_sums(int64_t r0, int64_t r1, int64_t C, T* s0, T* s1, F&& f) {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  constexpr int64_t L = V::width;
+  int64_t c = 0;
+  for (; c + 2 * L <= C; c += 2 * L) {
+    B a0 = V::zero(), a1 = V::zero(), b0 = V::zero(), b1 = V::zero();
+    for (int64_t r = r0; r < r1; ++r) {
+      f.template vec<V>(r, c, a0, b0);
+      f.template vec<V>(r, c + L, a1, b1);
+    }
+    V::store(s0 + c, a0);
+    V::store(s0 + c + L, a1);
+    if (s1) {
+      V::store(s1 + c, b0);
+      V::store(s1 + c + L, b1);
+    }
+  }
+  for (; c + L <= C; c += L) {
+    B a0 = V::zero(), b0 = V::zero();
+    for (int64_t r = r0; r < r1; ++r) f.template vec<V>(r, c, a0, b0);
+    V::store(s0 + c, a0);
+    if (s1) V::store(s1 + c, b0);
+  }
+  for (; c < C; ++c) {
+    T a0 = T(0), b0 = T(0);
+    for (int64_t r = r0; r < r1; ++r) f.template vec<Vec<T, scalar_arch>>(r, c, a0, b0);
+    s0[c] = a0;
+    if (s1) s1[c] = b0;
+  }
+}
+
+// out[c] = sum over chunks k of part[k*stride + c], in chunk order.
+template <class T, class Arch>
+inline void bn_combine(int64_t chunks, const T* part, int64_t stride, int64_t C, T* out) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  int64_t c = 0;
+  for (; c + L <= C; c += L) {
+    auto s = V::zero();
+    for (int64_t k = 0; k < chunks; ++k) s = s + V::load(part + k * stride + c);
+    V::store(out + c, s);
+  }
+  for (; c < C; ++c) {
+    T s = T(0);
+    for (int64_t k = 0; k < chunks; ++k) s += part[k * stride + c];
+    out[c] = s;
+  }
+}
+
+template <class T>
+struct BnSumX {
+  const T* x;
+  int64_t C;
+  template <class V, class B>
+  void vec(int64_t r, int64_t c, B& a, B&) const { a = a + V::load(x + r * C + c); }
+};
+
+template <class T>
+struct BnSumSq {
+  const T* x;
+  const T* mean;
+  int64_t C;
+  template <class V, class B>
+  void vec(int64_t r, int64_t c, B& a, B&) const {
+    B d = V::load(x + r * C + c) - V::load(mean + c);
+    a = V::fma(d, d, a);
+  }
+};
+
+template <class T, class Arch>
+void batch_norm_stats(const Exec& exec, const BatchNormParams& p, const T* x, T* mean, T* variance) {
+  const int64_t R = p.rows, C = p.channels;
+  if (C == 0) return;
+  const int64_t grain = bn_grain(R), chunks = nchunks(R, grain);
+  T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * C + 1)));
+  const T inv_r = R > 0 ? T(1) / T(R) : T(0);
+  par(exec, R, grain, [&](int64_t r0, int64_t r1) {
+    bn_row_sums<T, Arch>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr), BnSumX<T>{x, C});
+  });
+  bn_combine<T, Arch>(chunks, part, C, C, mean);
+  for (int64_t c = 0; c < C; ++c) mean[c] *= inv_r;
+  par(exec, R, grain, [&](int64_t r0, int64_t r1) {
+    bn_row_sums<T, Arch>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr),
+                         BnSumSq<T>{x, mean, C});
+  });
+  bn_combine<T, Arch>(chunks, part, C, C, variance);
+  for (int64_t c = 0; c < C; ++c) variance[c] *= inv_r;
+}
+
+// y = (x - m) * k + o per channel, rows split across threads (no reduction).
+template <class T, class Arch>
+inline void bn_affine_rows(const Exec& exec, int64_t R, int64_t C, const T* x, const T* m, const T* k,
+                           const T* o, T* y) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  par(exec, R, imax(1, 16384 / imax(1, C)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * C;
+      T* yr = y + r * C;
+      int64_t c = 0;
+      for (; c + L <= C; c += L)
+        V::store(yr + c, V::fma(V::load(xr + c) - V::load(m + c), V::load(k + c), V::load(o + c)));
+      for (; c < C; ++c) yr[c] = (xr[c] - m[c]) * k[c] + o[c];
+    }
+  });
+}
+
+template <class T, class Arch>
+void batch_norm_apply(const Exec& exec, const BatchNormParams& p, const T* x, const T* scale,
+                      const T* offset, const T* mean, const T* variance, T* y) {
+  const int64_t R = p.rows, C = p.channels;
+  if (C == 0 || R == 0) return;
+  // TF's order: (x - mean) * (rsqrt(variance + eps) * scale) + offset.
+  T* k = static_cast<T*>(workspace(0, sizeof(T) * C));
+  for (int64_t c = 0; c < C; ++c) k[c] = T(1) / std::sqrt(variance[c] + T(p.epsilon)) * scale[c];
+  bn_affine_rows<T, Arch>(exec, R, C, x, mean, k, offset, y);
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS

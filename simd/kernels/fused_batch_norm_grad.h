@@ -1,0 +1,135 @@
+// FusedBatchNormGrad (TF: y_backprop = dy, x, scale, reserve_space_1 = mean mu,
+// reserve_space_2 = biased variance; outputs x_backprop = dx, scale_backprop = dscale,
+// offset_backprop = doffset). R = rows, inv = rsqrt(var + eps), xc = x - mu.
+//   training:  doffset = sum dy, dscale = (sum dy*xc) * inv,
+//              dx = scale*inv * (dy - (sum dy)/R - xc * inv^2 * (sum dy*xc)/R)
+//   inference: doffset = sum dy, dscale = (sum dy*xc) * inv, dx = dy * scale * inv
+// Two passes: the sums (fixed row chunks, partials added in chunk order), then dx as one
+// fused multiply-add chain per element: dx = dy*k1 + (xc*k2 + k3) with per-channel k's.
+#pragma once
+
+#include <cmath>
+
+#include "fused_batch_norm.h"
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+template <class T>
+struct BnGradSums {
+  const T* dy;
+  const T* x;
+  const T* mean;
+  int64_t C;
+  template <class V, class B>
+  void vec(int64_t r, int64_t c, B& sdy, B& sdyxc) const {
+    B d = V::load(dy + r * C + c);
+    sdy = sdy + d;
+    sdyxc = V::fma(d, V::load(x + r * C + c) - V::load(mean + c), sdyxc);
+  }
+};
+
+template <class T, class Arch>
+void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* dy, const T* x,
+                           const T* scale, const T* mean, const T* variance, T* dx, T* dscale,
+                           T* doffset) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  const int64_t R = p.rows, C = p.channels;
+  if (C == 0) return;
+  const int64_t grain = bn_grain(R), chunks = nchunks(R, grain);
+  // part: [chunk][2][C]; k: k1, k2, k3, per channel.
+  T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * 2 * C + 1)));
+  T* k = static_cast<T*>(workspace(1, sizeof(T) * 4 * C));
+  T* sdyxc = k + 3 * C;
+  par(exec, R, grain, [&](int64_t r0, int64_t r1) {
+    // Blocks of U channel vectors: 2U running sums and U means in registers while the chunk's
+    // rows stream by (sums kept in memory instead stall on 4K aliasing with the loads).
+    T* s0 = part + (r0 / grain) * 2 * C;
+    T* s1 = s0 + C;
+    int64_t c = 0;
+    constexpr int U = L >= 16 ? 8 : 4;  // vectors per block: 3U registers
+    for (; c + U * L <= C; c += U * L) {
+      typename V::type a[U], b[U], m[U];
+      for (int u = 0; u < U; ++u) {
+        a[u] = b[u] = V::zero();
+        m[u] = V::load(mean + c + u * L);
+      }
+      const T* dyr = dy + r0 * C + c;
+      const T* xr = x + r0 * C + c;
+      for (int64_t r = r0; r < r1; ++r, dyr += C, xr += C) {
+#pragma GCC unroll 8
+        for (int u = 0; u < U; ++u) {
+          const auto d = V::load(dyr + u * L);
+          a[u] = a[u] + d;
+          b[u] = V::fma(d, V::load(xr + u * L) - m[u], b[u]);
+        }
+      }
+      for (int u = 0; u < U; ++u) {
+        V::store(s0 + c + u * L, a[u]);
+        V::store(s1 + c + u * L, b[u]);
+      }
+    }
+    for (; c + L <= C; c += L) {
+      auto a = V::zero(), b = V::zero();
+      const auto m = V::load(mean + c);
+      for (int64_t r = r0; r < r1; ++r) {
+        const auto d = V::load(dy + r * C + c);
+        a = a + d;
+        b = V::fma(d, V::load(x + r * C + c) - m, b);
+      }
+      V::store(s0 + c, a);
+      V::store(s1 + c, b);
+    }
+    for (; c < C; ++c) {
+      T a = T(0), b = T(0);
+      for (int64_t r = r0; r < r1; ++r) {
+        a += dy[r * C + c];
+        b += dy[r * C + c] * (x[r * C + c] - mean[c]);
+      }
+      s0[c] = a;
+      s1[c] = b;
+    }
+  });
+  bn_combine<T, Arch>(chunks, part, 2 * C, C, doffset);
+  bn_combine<T, Arch>(chunks, part + C, 2 * C, C, sdyxc);
+  const T inv_r = R > 0 ? T(1) / T(R) : T(0);
+  for (int64_t c = 0; c < C; ++c) {
+    const T inv = T(1) / std::sqrt(variance[c] + T(p.epsilon));
+    dscale[c] = sdyxc[c] * inv;
+    const T k1 = scale[c] * inv;
+    if (p.is_training) {
+      // dx = k1*dy - k1*(sum dy)/R - k1*inv^2*(sum dy*xc)/R * xc
+      k[c] = k1;
+      k[C + c] = -k1 * (inv * inv * (sdyxc[c] * inv_r));
+      k[2 * C + c] = -k1 * (doffset[c] * inv_r);
+    } else {
+      k[c] = k1;
+      k[C + c] = T(0);
+      k[2 * C + c] = T(0);
+    }
+  }
+  if (R == 0) return;
+  const T* k1 = k;
+  const T* k2 = k + C;
+  const T* k3 = k + 2 * C;
+  par(exec, R, imax(1, 16384 / C), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* dyr = dy + r * C;
+      const T* xr = x + r * C;
+      T* dxr = dx + r * C;
+      int64_t c = 0;
+      if (p.is_training) {
+        for (; c + L <= C; c += L) {
+          auto xc = V::load(xr + c) - V::load(mean + c);
+          V::store(dxr + c, V::fma(V::load(dyr + c), V::load(k1 + c), V::fma(xc, V::load(k2 + c), V::load(k3 + c))));
+        }
+        for (; c < C; ++c) dxr[c] = dyr[c] * k1[c] + ((xr[c] - mean[c]) * k2[c] + k3[c]);
+      } else {
+        for (; c + L <= C; c += L) V::store(dxr + c, V::load(dyr + c) * V::load(k1 + c));
+        for (; c < C; ++c) dxr[c] = dyr[c] * k1[c];
+      }
+    }
+  });
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS

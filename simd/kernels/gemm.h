@@ -1,0 +1,138 @@
+// Register-blocked micro-kernels shared by the convolution kernels: an MR x NR tile of C
+// (NR = NRV vectors) kept in registers over the whole reduction.
+//
+// B is always a packed panel: row k of the panel is NR contiguous values (zero padded past
+// the last real column), so the kernel loads NRV full vectors per k with no tail code.
+// A comes in one of two shapes, both read in place (no im2col buffer):
+//   rows(): "indirect" A, as in XNNPACK's indirect convolution. For each tap t, MR row
+//           pointers a[t*MR + i], each to kc contiguous values (a pixel's channels). A pixel
+//           that falls into padding points at a zero buffer instead. Used by conv2d (A = x)
+//           and conv2d_backprop_input (A = dy).
+//   cols(): a pointer per k to MR contiguous values, A[i][k] = a[k][i]. Used by
+//           conv2d_backprop_filter, where k runs over output pixels and i over input channels.
+// Per k step: NRV vector loads of B, MR broadcasts of A, MR*NRV FMAs.
+#pragma once
+
+#include "common.h"
+
+// Out of line on purpose: inlined into the conv drivers, GCC -O3 spills the accumulator
+// tile (measured 25% slower); alone, the k loop is 2 loads + MR broadcasts + 2*MR FMAs.
+#if defined(__GNUC__)
+#define GRADRT_SIMD_NOINLINE __attribute__((noinline))
+#else
+#define GRADRT_SIMD_NOINLINE
+#endif
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+template <class T, class Arch, int MR, int NRV>
+struct Gemm {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  static constexpr int64_t L = V::width;
+  static constexpr int64_t NR = NRV * L;
+
+  // c[i][0..nr) = sum_{t < ntaps} sum_{k < kc} a[t*MR+i][k] * b[t][k*NR + j], for i < mr.
+  // Rows i >= mr still need valid a pointers (zeros) but c[i] is not touched.
+  GRADRT_SIMD_NOINLINE static void rows(int64_t ntaps, int64_t kc, const T* const* a, const T* const* b, T* const* c,
+                   int64_t mr, int64_t nr) {
+    B acc[MR][NRV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NRV; ++j) acc[i][j] = V::zero();
+    for (int64_t t = 0; t < ntaps; ++t) {
+      const T* ap[MR];
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) ap[i] = a[t * MR + i];
+      const T* bp = b[t];
+      for (int64_t k = 0; k < kc; ++k, bp += NR) {
+        B bv[NRV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j) bv[j] = V::load(bp + j * L);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i) {
+          B av = V::set1(ap[i][k]);
+#pragma GCC unroll 4
+          for (int j = 0; j < NRV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+        }
+      }
+    }
+    if (nr == NR) {
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        if (i >= mr) break;
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j) V::store(c[i] + j * L, acc[i][j]);
+      }
+    } else {
+      alignas(64) T tmp[NR];
+      for (int i = 0; i < MR; ++i) {
+        if (i >= mr) break;
+        for (int j = 0; j < NRV; ++j) V::store(tmp + j * L, acc[i][j]);
+        for (int64_t j = 0; j < nr; ++j) c[i][j] = tmp[j];
+      }
+    }
+  }
+
+  // c[i*ldc + j] (+)= sum_{k < kc} a[k][a_off + i] * b[k*NR + j] for i < mr, j < nr; accumulate
+  // adds to what c holds (the running sum is loaded first, so the order of additions is k
+  // order across calls too). Rows i >= mr of a[k] must still be readable.
+  GRADRT_SIMD_NOINLINE static void cols(int64_t kc, const T* const* a, int64_t a_off, const T* b, T* c,
+                                        int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+    B acc[MR][NRV];
+    alignas(64) T tmp[NR];
+    bool full = nr == NR && mr == MR;
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 4
+      for (int j = 0; j < NRV; ++j) acc[i][j] = V::zero();
+      if (accumulate && i < mr) {
+        if (full) {
+#pragma GCC unroll 4
+          for (int j = 0; j < NRV; ++j) acc[i][j] = V::load(c + i * ldc + j * L);
+        } else {
+          for (int64_t j = 0; j < NR; ++j) tmp[j] = j < nr ? c[i * ldc + j] : T(0);
+          for (int j = 0; j < NRV; ++j) acc[i][j] = V::load(tmp + j * L);
+        }
+      }
+    }
+    for (int64_t k = 0; k < kc; ++k, b += NR) {
+      const T* ak = a[k] + a_off;
+      B bv[NRV];
+#pragma GCC unroll 4
+      for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        B av = V::set1(ak[i]);
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+      }
+    }
+    if (full) {
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j) V::store(c + i * ldc + j * L, acc[i][j]);
+    } else {
+      for (int i = 0; i < MR; ++i) {
+        if (i >= mr) break;
+        for (int j = 0; j < NRV; ++j) V::store(tmp + j * L, acc[i][j]);
+        for (int64_t j = 0; j < nr; ++j) c[i * ldc + j] = tmp[j];
+      }
+    }
+  }
+};
+
+// Packs columns [n0, n0+nr) of a row-major k x ld matrix src (rows k0..k0+kc) into a panel
+// dst[k][NR], zero-padding columns nr..NR.
+template <class T>
+inline void pack_panel(const T* src, int64_t ld, int64_t kc, int64_t nr, int64_t NR, T* dst) {
+  for (int64_t k = 0; k < kc; ++k, src += ld, dst += NR) {
+    int64_t j = 0;
+    for (; j < nr; ++j) dst[j] = src[j];
+    for (; j < NR; ++j) dst[j] = T(0);
+  }
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS
