@@ -1,5 +1,7 @@
 #include "op_context.h"
 
+#include <algorithm>
+
 #include "parallel.h"
 
 namespace gradrt {
@@ -77,10 +79,14 @@ Status OpContext::add_output(const char* name, DType dtype, std::vector<int64_t>
   Tensor t;
   Status s = Tensor::allocate(dtype, std::move(shape), &t);
   if (!s.ok()) return Status(s.code(), op_ + ": output '" + name + "': " + s.message());
-  if (t.num_bytes()) std::memset(t.data(), 0, t.num_bytes());
   outputs_->emplace_back(name, std::move(t));
   *out = &outputs_->back().second;
+  unwritten_.push_back(*out);
   return Status::OK();
+}
+
+void OpContext::mark_written(const Tensor* t) {
+  unwritten_.erase(std::remove(unwritten_.begin(), unwritten_.end(), t), unwritten_.end());
 }
 
 Status OpContext::choose_backend(const char* stem, int64_t work, Backend** out) {
@@ -106,6 +112,9 @@ Status OpContext::choose_backend(const char* stem, int64_t work, Backend** out) 
 }
 
 Status OpContext::finish() {
+  for (const Tensor* t : unwritten_)
+    if (t->num_bytes()) std::memset(const_cast<Tensor*>(t)->data(), 0, t->num_bytes());
+  unwritten_.clear();
   if (!ran_on_.empty()) return attrs_.check_unknown();
   // No kernel ran (empty result): still report which backend the call resolved to.
   Backend* b = nullptr;

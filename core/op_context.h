@@ -55,8 +55,11 @@ class OpContext {
   const T* load(const TensorView& t, int64_t n, std::vector<T>* storage, const ChannelsFirst* cf = nullptr,
                 bool typed = true) const;
 
-  // Allocates an output of this dtype and shape; records it in the op's outputs.
+  // Allocates an output of this dtype and shape; records it in the op's outputs. Its memory
+  // is left as is: an output that nothing writes (output_buffer/store/mark_written) is
+  // zeroed by finish(), which gives the "sum over nothing" results of policy 3.
   Status add_output(const char* name, DType dtype, std::vector<int64_t> shape, Tensor** out);
+  void mark_written(const Tensor* t);
   // Where a kernel writes an output: the tensor itself when it is T and channels last,
   // else `storage`, which store() then converts into the tensor.
   template <class T>
@@ -85,6 +88,7 @@ class OpContext {
   DType dtype_ = DType::float32;
   bool round_bf16_ = false;  // T=bfloat16 given with float32 storage
   std::string ran_on_;
+  std::vector<const Tensor*> unwritten_;
 };
 
 // ---- implementation of the templates
@@ -151,13 +155,17 @@ void store_scalar(void* data, DType dtype, int64_t i, T v, bool round_bf16) {
 template <class T>
 T* OpContext::output_buffer(Tensor* out, std::vector<T>* storage, const ChannelsFirst* cf, bool typed) const {
   bool round = typed && round_bf16_ && out->dtype() == DType::float32;
-  if (!cf && !round && out->dtype() == dtype_of<T>()) return out->data_as<T>();
+  if (!cf && !round && out->dtype() == dtype_of<T>()) {
+    const_cast<OpContext*>(this)->mark_written(out);  // the kernel writes every element
+    return out->data_as<T>();
+  }
   storage->assign(static_cast<size_t>(out->num_elements()), T(0));
   return storage->data();
 }
 
 template <class T>
 void OpContext::store(const T* data, Tensor* out, const ChannelsFirst* cf, bool typed) const {
+  const_cast<OpContext*>(this)->mark_written(out);
   if (data == out->data()) return;  // the kernel wrote in place
   int64_t n = out->num_elements();
   bool round = typed && round_bf16_ && out->dtype() == DType::float32;

@@ -1,6 +1,7 @@
 #include "parallel.h"
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -11,10 +12,29 @@
 namespace gradrt {
 namespace {
 
+// Spin this long before sleeping on a condition variable: a sleeping worker's wake-up
+// costs about a scheduler tick, longer than many of these kernels.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+template <class Pred>
+bool spin_until(Pred pred) {
+  const auto end = std::chrono::steady_clock::now() + kSpin;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::yield();
+  }
+  return pred();
+}
+
 // A fixed pool that grows to the largest thread count asked for. One job at a time:
-// a second concurrent caller finds `busy` taken and runs its loop inline instead.
+// a second concurrent caller finds `busy_` taken and runs its loop inline instead.
+// `state_` packs a job counter with the number of helpers the job wants, so a worker
+// reads both in one load. Job fields are written before `state_` changes (release) and
+// read only by wanted helpers after they see it (acquire); the caller returns only when
+// every wanted helper has checked out, so no helper reads the fields of a later job.
 class Pool {
  public:
+  static constexpr int64_t kMaxHelpers = 255;
   static Pool& get() {
     static Pool pool;
     return pool;
@@ -24,23 +44,25 @@ class Pool {
                const std::function<void(int64_t, int64_t)>& fn) {
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
-    int helpers = static_cast<int>(std::min<int64_t>(threads, chunks)) - 1;
+    const int helpers = static_cast<int>(std::min<int64_t>({threads, chunks, kMaxHelpers + 1})) - 1;
     grow(helpers);
+    job_ = &fn;
+    n_ = n;
+    grain_ = grain;
+    chunks_ = chunks;
+    next_.store(0);
+    active_.store(helpers);
     {
       std::lock_guard<std::mutex> lock(m_);
-      job_ = &fn;
-      n_ = n;
-      grain_ = grain;
-      chunks_ = chunks;
-      next_.store(0);
-      active_ = helpers;
-      wanted_ = helpers;
-      ++generation_;
+      const uint64_t counter = (state_.load() >> 8) + 1;
+      state_.store(counter << 8 | static_cast<uint64_t>(helpers), std::memory_order_release);
     }
     cv_.notify_all();
     work();
-    std::unique_lock<std::mutex> lock(m_);
-    done_cv_.wait(lock, [&] { return active_ == 0; });
+    if (!spin_until([&] { return active_.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock<std::mutex> lock(m_);
+      done_cv_.wait(lock, [&] { return active_.load(std::memory_order_acquire) == 0; });
+    }
     job_ = nullptr;
     return true;
   }
@@ -48,7 +70,8 @@ class Pool {
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(m_);
-      stop_ = true;
+      stop_.store(true);
+      state_.fetch_add(1 << 8);
     }
     cv_.notify_all();
     for (auto& t : workers_) t.join();
@@ -57,32 +80,36 @@ class Pool {
  private:
   void grow(int count) {
     while (static_cast<int>(workers_.size()) < count) {
-      int index = static_cast<int>(workers_.size());
-      workers_.emplace_back([this, index] { loop(index); });
+      const int index = static_cast<int>(workers_.size());
+      const uint64_t start = state_.load();
+      workers_.emplace_back([this, index, start] { loop(index, start); });
     }
   }
 
   void work() {
     for (;;) {
-      int64_t c = next_.fetch_add(1);
+      const int64_t c = next_.fetch_add(1);
       if (c >= chunks_) return;
-      int64_t begin = c * grain_;
+      const int64_t begin = c * grain_;
       (*job_)(begin, std::min(n_, begin + grain_));
     }
   }
 
-  void loop(int index) {
-    uint64_t seen = 0;
+  void loop(int index, uint64_t seen) {
     for (;;) {
-      {
+      auto changed = [&] { return state_.load(std::memory_order_acquire) != seen; };
+      if (!spin_until(changed)) {
         std::unique_lock<std::mutex> lock(m_);
-        cv_.wait(lock, [&] { return stop_ || (generation_ != seen && index < wanted_); });
-        if (stop_) return;
-        seen = generation_;
+        cv_.wait(lock, changed);
       }
+      seen = state_.load(std::memory_order_acquire);
+      if (stop_.load()) return;
+      if (index >= static_cast<int>(seen & 0xff)) continue;  // not wanted for this job
       work();
-      std::lock_guard<std::mutex> lock(m_);
-      if (--active_ == 0) done_cv_.notify_one();
+      if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lock(m_);
+        done_cv_.notify_one();
+      }
     }
   }
 
@@ -92,19 +119,19 @@ class Pool {
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t n_ = 0, grain_ = 1, chunks_ = 0;
   std::atomic<int64_t> next_{0};
-  int active_ = 0, wanted_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<int> active_{0};
+  std::atomic<uint64_t> state_{0};  // job counter << 8 | helpers wanted
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace
 
 int default_threads() {
   if (const char* env = std::getenv("GRADRT_NUM_THREADS")) {
-    int v = std::atoi(env);
+    const int v = std::atoi(env);
     if (v > 0) return v;
   }
-  unsigned hw = std::thread::hardware_concurrency();
+  const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
@@ -112,7 +139,7 @@ void parallel_for(const Exec& exec, int64_t n, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   if (grain <= 0) grain = 1;
-  int64_t chunks = num_chunks(n, grain);
+  const int64_t chunks = num_chunks(n, grain);
   if (exec.threads > 1 && chunks > 1 && Pool::get().try_run(exec.threads, chunks, n, grain, fn)) return;
   for (int64_t begin = 0; begin < n; begin += grain) fn(begin, std::min(n, begin + grain));
 }

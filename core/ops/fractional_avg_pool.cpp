@@ -83,6 +83,8 @@ Status run_fractional_avg_pool(OpContext& ctx) {
   if (!(s = ctx.add_output("col_pooling_sequence", DType::int64, {out_dims[2] + 1}, &col_t)).ok()) return s;
   std::copy(rows.begin(), rows.end(), row_t->data_as<int64_t>());
   std::copy(cols.begin(), cols.end(), col_t->data_as<int64_t>());
+  ctx.mark_written(row_t);
+  ctx.mark_written(col_t);
 
   FracPoolParams p;
   p.batch = value->shape[0];

@@ -40,6 +40,7 @@ Status run_integer_pool(OpContext& ctx, const FracPoolParams& p, const TensorVie
   const T* src = static_cast<const T*>(in.data);
   if (grad) ref::fractional_avg_pool_grad<T>(p, src, out->data_as<T>());
   else ref::fractional_avg_pool<T>(p, src, out->data_as<T>());
+  ctx.mark_written(out);
   ctx.set_ran_on("reference");
   return Status::OK();
 }
