@@ -1,0 +1,275 @@
+// Concurrency (issue 6): the C++ API called from 4 threads at once with mixed ops gives the
+// same bits as single-threaded calls (reference, cpu, and vulkan when it can run), and the
+// cpu backend's results do not depend on RunOptions.threads (policy 8).
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gradrt/gradrt.h"
+#include "tests/util.h"
+
+namespace {
+
+using gradrt::AttrValue;
+using gradrt::Attrs;
+using gradrt::DType;
+using test::Host;
+using test::Named;
+
+struct Case {
+  std::string name;
+  std::string op;
+  Named inputs;
+  Attrs attrs;
+};
+
+// What a run produced, byte for byte.
+struct Snapshot {
+  std::string status;
+  std::vector<std::string> names;
+  std::vector<DType> dtypes;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::vector<unsigned char>> bytes;
+  bool operator==(const Snapshot&) const = default;
+};
+
+Snapshot run_case(const Case& c, const std::string& backend, int threads) {
+  gradrt::Inputs in;
+  for (const auto& [name, host] : c.inputs) in[name] = host.view();
+  gradrt::RunOptions options;
+  options.backend = backend;
+  options.threads = threads;
+  gradrt::Outputs out;
+  gradrt::Status s = gradrt::run_op(c.op, in, c.attrs, &out, options);
+  Snapshot snap;
+  snap.status = s.to_string();
+  for (const auto& [name, t] : out) {
+    snap.names.push_back(name);
+    snap.dtypes.push_back(t.dtype());
+    snap.shapes.push_back(t.shape());
+    const auto* p = static_cast<const unsigned char*>(t.data());
+    snap.bytes.emplace_back(p, p + t.num_bytes());
+  }
+  return snap;
+}
+
+Host ints(std::vector<int64_t> v, DType dtype = DType::int32) { return test::ints(std::move(v), dtype); }
+AttrValue il(std::vector<int64_t> v) { return AttrValue(v); }
+
+// Mixed ops, sizes large enough that the cpu kernels split their work into several chunks.
+std::vector<Case> cases() {
+  std::mt19937 rng(20261122);
+  const DType F = DType::float32, D = DType::float64;
+  std::vector<Case> v;
+  v.push_back({"conv_bp_input_nhwc_stride2_same",
+               "Conv2DBackpropInput",
+               {{"input_sizes", ints({2, 13, 11, 6})},
+                {"filter", test::random(F, {3, 3, 6, 8}, rng)},
+                {"out_backprop", test::random(F, {2, 7, 6, 8}, rng)}},
+               {{"strides", il({1, 2, 2, 1})}, {"padding", AttrValue("SAME")}}});
+  v.push_back({"conv_bp_input_nchw_grouped_f64",
+               "Conv2DBackpropInput",
+               {{"input_sizes", ints({2, 6, 9, 9})},
+                {"filter", test::random(D, {3, 3, 3, 4}, rng)},
+                {"out_backprop", test::random(D, {2, 4, 9, 9}, rng)}},
+               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}, {"data_format", AttrValue("NCHW")}}});
+  v.push_back({"conv_bp_filter_nchw_dilated",
+               "Conv2DBackpropFilter",
+               {{"input", test::random(F, {2, 5, 12, 10}, rng)},
+                {"filter_sizes", ints({3, 3, 5, 4})},
+                {"out_backprop", test::random(F, {2, 4, 8, 6}, rng)}},
+               {{"strides", il({1, 1, 1, 1})},
+                {"padding", AttrValue("VALID")},
+                {"data_format", AttrValue("NCHW")},
+                {"dilations", il({1, 1, 2, 2})}}});
+  v.push_back({"conv_bp_filter_big",
+               "Conv2DBackpropFilter",
+               {{"input", test::random(F, {4, 24, 24, 16}, rng)},
+                {"filter_sizes", ints({3, 3, 16, 16})},
+                {"out_backprop", test::random(F, {4, 24, 24, 16}, rng)}},
+               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
+  v.push_back({"conv_bp_filter_v2_half",
+               "Conv2DBackpropFilterV2",
+               {{"input", test::random(DType::float16, {2, 8, 8, 4}, rng)},
+                {"filter", test::random(DType::float16, {3, 3, 4, 5}, rng)},
+                {"out_backprop", test::random(DType::float16, {2, 8, 8, 5}, rng)}},
+               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
+  v.push_back({"depthwise_bp_input",
+               "DepthwiseConv2dNativeBackpropInput",
+               {{"input_sizes", ints({2, 9, 9, 4})},
+                {"filter", test::random(F, {3, 3, 4, 2}, rng)},
+                {"out_backprop", test::random(F, {2, 9, 9, 8}, rng)}},
+               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
+  v.push_back({"depthwise_bp_filter_stride2",
+               "DepthwiseConv2dNativeBackpropFilter",
+               {{"input", test::random(F, {2, 10, 10, 3}, rng)},
+                {"filter_sizes", ints({3, 3, 3, 2})},
+                {"out_backprop", test::random(F, {2, 4, 4, 6}, rng)}},
+               {{"strides", il({1, 2, 2, 1})}, {"padding", AttrValue("VALID")}}});
+  v.push_back({"bn_grad_v3_training",
+               "FusedBatchNormGradV3",
+               {{"y_backprop", test::random(F, {4, 6, 6, 5}, rng)},
+                {"x", test::random(F, {4, 6, 6, 5}, rng)},
+                {"scale", test::random(F, {5}, rng)},
+                {"reserve_space_1", test::random(F, {5}, rng, -0.1, 0.1)},
+                {"reserve_space_2", test::random(F, {5}, rng, 0.5, 1.5)},
+                {"reserve_space_3", test::make(F, {0}, {})}},
+               {{"epsilon", AttrValue(0.001)}}});
+  v.push_back({"bn_grad_v2_inference_nchw",
+               "FusedBatchNormGradV2",
+               {{"y_backprop", test::random(F, {2, 3, 5, 5}, rng)},
+                {"x", test::random(F, {2, 3, 5, 5}, rng)},
+                {"scale", test::random(F, {3}, rng)},
+                {"reserve_space_1", test::random(F, {3}, rng)},
+                {"reserve_space_2", test::random(F, {3}, rng, 0.5, 1.5)}},
+               {{"is_training", AttrValue(false)}, {"data_format", AttrValue("NCHW")}}});
+  v.push_back({"frac_pool_grad_f64_overlapping",
+               "FractionalAvgPoolGrad",
+               {{"orig_input_tensor_shape", ints({2, 10, 10, 3}, DType::int64)},
+                {"out_backprop", test::random(D, {2, 6, 6, 3}, rng)},
+                {"row_pooling_sequence", ints({0, 2, 4, 5, 7, 9, 10}, DType::int64)},
+                {"col_pooling_sequence", ints({0, 1, 3, 5, 6, 8, 10}, DType::int64)}},
+               {{"overlapping", AttrValue(true)}}});
+  v.push_back({"conv2d_grouped",
+               "Conv2D",
+               {{"input", test::random(F, {2, 8, 8, 4}, rng)}, {"filter", test::random(F, {3, 3, 2, 6}, rng)}},
+               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
+  v.push_back({"bn_forward_v3_training",
+               "FusedBatchNormV3",
+               {{"x", test::random(F, {4, 6, 6, 5}, rng)},
+                {"scale", test::random(F, {5}, rng)},
+                {"offset", test::random(F, {5}, rng)},
+                {"mean", test::random(F, {5}, rng)},
+                {"variance", test::random(F, {5}, rng, 0.5, 1.5)}},
+               {{"exponential_avg_factor", AttrValue(0.25)}}});
+  v.push_back({"frac_pool_deterministic",
+               "FractionalAvgPool",
+               {{"value", test::random(F, {2, 20, 30, 3}, rng)}},
+               {{"pooling_ratio", AttrValue(std::vector<double>{1, 1.7320508, 1.4142135, 1})},
+                {"pseudo_random", AttrValue(true)},
+                {"overlapping", AttrValue(true)},
+                {"deterministic", AttrValue(true)},
+                {"seed", AttrValue(int64_t{87654321})},
+                {"seed2", AttrValue(int64_t{341261001})}}});
+  v.push_back({"conv_bp_input_bfloat16_attr",
+               "Conv2DBackpropInput",
+               {{"input_sizes", ints({1, 8, 8, 3})},
+                {"filter", test::random(F, {3, 3, 3, 4}, rng)},
+                {"out_backprop", test::random(F, {1, 8, 8, 4}, rng)}},
+               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}, {"T", AttrValue("bfloat16")}}});
+  // An error case mixed in: the same status every time, never a stale output.
+  v.push_back({"error_case",
+               "Conv2DBackpropInput",
+               {{"input_sizes", ints({1, 8, 8, 3})},
+                {"filter", test::random(F, {3, 3, 3, 4}, rng)},
+                {"out_backprop", test::random(F, {1, 7, 8, 4}, rng)}},
+               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("threads: 4 threads at once with mixed ops match single-threaded results bit for bit") {
+  const std::vector<Case> all = cases();
+  for (const std::string& backend : test::backends()) {
+    CAPTURE(backend);
+    // Single-threaded baseline, one call at a time.
+    std::vector<Snapshot> want;
+    for (const Case& c : all) {
+      want.push_back(run_case(c, backend, 1));
+      CAPTURE(c.name);
+      CHECK((c.name == "error_case") != (want.back().status == "OK"));
+    }
+    constexpr int kThreads = 4, kRounds = 3;
+    std::atomic<int> runs{0};
+    std::mutex m;
+    std::vector<std::string> mismatches;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < kThreads; ++t) {
+      pool.emplace_back([&, t] {
+        for (int round = 0; round < kRounds; ++round) {
+          for (size_t k = 0; k < all.size(); ++k) {
+            // Each thread walks the cases in its own order, with its own thread count.
+            size_t i = (k * (t + 1) + static_cast<size_t>(round) * 5 + static_cast<size_t>(t)) % all.size();
+            int threads = (t + round) % 4 == 0 ? 0 : 1 + (t + round) % 4;
+            Snapshot got = run_case(all[i], backend, threads);
+            runs.fetch_add(1);
+            if (!(got == want[i])) {
+              std::lock_guard<std::mutex> lock(m);
+              mismatches.push_back(all[i].name + " (thread " + std::to_string(t) + ", threads=" +
+                                   std::to_string(threads) + "): " + got.status);
+            }
+          }
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    CHECK(runs.load() == kThreads * kRounds * static_cast<int>(all.size()));
+    std::string report;
+    for (const std::string& s : mismatches) report += s + "\n";
+    CHECK_MESSAGE(mismatches.empty(), report);
+  }
+}
+
+TEST_CASE("threads: RunOptions.threads 1, 2, 3, 8 give identical bits") {
+  const std::vector<Case> all = cases();
+  for (const std::string& backend : {std::string("cpu"), std::string("reference")}) {
+    CAPTURE(backend);
+    for (const Case& c : all) {
+      CAPTURE(c.name);
+      Snapshot one = run_case(c, backend, 1);
+      for (int threads : {2, 3, 8, 0}) {
+        CAPTURE(threads);
+        Snapshot got = run_case(c, backend, threads);
+        CHECK(got.status == one.status);
+        CHECK(got.shapes == one.shapes);
+        CHECK(got == one);
+      }
+    }
+  }
+}
+
+TEST_CASE("threads: concurrent calls while the element limit and typed API are used") {
+  // Typed calls from several threads share nothing but the thread pool; each gets its own
+  // result, and a thread that fails (bad strides) does not disturb the others.
+  std::mt19937 rng(7);
+  Host sizes = test::ints({1, 12, 12, 4});
+  Host w = test::random(DType::float32, {3, 3, 4, 6}, rng);
+  Host dy = test::random(DType::float32, {1, 12, 12, 6}, rng);
+  gradrt::Tensor want;
+  REQUIRE(gradrt::conv2d_backprop_input(sizes.view(), w.view(), dy.view(),
+                                        gradrt::ConvAttrs().Strides({1, 1, 1, 1}).Padding("SAME"), &want,
+                                        gradrt::RunOptions{"cpu", 1})
+              .ok());
+  std::atomic<int> bad{0}, failed_ok{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 4; ++t) {
+    pool.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        gradrt::Tensor got;
+        bool break_it = (i + t) % 5 == 0;
+        gradrt::Status s = gradrt::conv2d_backprop_input(
+            sizes.view(), w.view(), dy.view(),
+            gradrt::ConvAttrs().Strides(break_it ? std::vector<int64_t>{1, 0, 1, 1} : std::vector<int64_t>{1, 1, 1, 1})
+                .Padding("SAME"),
+            &got, gradrt::RunOptions{"cpu", 1 + (i % 3)});
+        if (break_it) {
+          if (s.ok() || s.code() != gradrt::Code::InvalidArgument || got.data() != nullptr) failed_ok.fetch_add(1);
+          continue;
+        }
+        if (!s.ok() || got.num_bytes() != want.num_bytes() ||
+            std::memcmp(got.data(), want.data(), want.num_bytes()) != 0)
+          bad.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  CHECK(bad.load() == 0);
+  CHECK(failed_ok.load() == 0);
+}
