@@ -1,6 +1,7 @@
 // gradrt (wasm, SIMD128 and scalar builds) vs @tensorflow/tfjs-backend-wasm 4.22 (SIMD,
 // 1 thread) and @tensorflow/tfjs-backend-cpu on NHWC float32, batch 1, SAME padding.
 // A benchmark, not a test:   cd bench/node && npm install && node bench.mjs [--quick] [--no-tfjs-cpu]
+//   [--no-tfjs] [--only TEXT]... [--dist DIR]   (options: see below)
 // (needs web/dist, i.e. `npm run build` in web/ first).
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
@@ -8,10 +9,22 @@ import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { init } from 'gradrt';
+// The package's own loader and tensor helpers (by path: the package exports only "."), for
+// the in-wasm timing below.
+import { load } from '../../web/src/loader.js';
+import { attrsJson, toTensor } from '../../web/src/tensor.js';
 
 const quick = process.argv.includes('--quick'); // shorter timing windows
 const noTfjsCpu = process.argv.includes('--no-tfjs-cpu'); // its filter gradients take about a minute per call
 const MIN_MS = quick ? 200 : 1000;
+// --only TEXT: just the cases whose label or op name contains TEXT (repeatable);
+// --no-tfjs: gradrt only (no tfjs timings, no ratio).
+const only = process.argv.flatMap((a, i, v) => (a === '--only' && v[i + 1] ? [v[i + 1]] : []));
+const noTfjs = process.argv.includes('--no-tfjs');
+// --dist DIR: the gradrt-{simd,scalar}.wasm to time (default web/dist), e.g. a saved build
+// of an earlier commit; the .mjs glue still comes from web/dist, so it must match.
+const distIdx = process.argv.indexOf('--dist');
+const wasmPath = distIdx > 0 ? new URL(`file://${process.argv[distIdx + 1].replace(/\/?$/, '/')}`) : undefined;
 
 // [label, op, input shape NHWC, filter HWIO (depthwise: H, W, C, multiplier), stride]
 const CASES = [
@@ -73,10 +86,11 @@ function jobs([, kind, xs, ws, s]) {
     const C = xs[3];
     const dy = random(count(xs), 2), scale = random(C, 3).map((v) => v + 1), mean = random(C, 4), variance = random(C, 5).map((v) => v + 1);
     const t = (shape, data) => ({ dtype: 'float32', shape, data });
+    const call = ['FusedBatchNormGrad', { y_backprop: t(xs, dy), x: t(xs, x), scale: t([C], scale), reserve_space_1: t([C], mean), reserve_space_2: t([C], variance) },
+      { epsilon: 0.001, is_training: true }];
     return [{
       name: 'FusedBatchNormGrad', flops: 8 * count(xs), // 2 reductions (3 flops) + x_backprop (5 flops) per element
-      gradrt: (rt) => rt.runOp('FusedBatchNormGrad', { y_backprop: t(xs, dy), x: t(xs, x), scale: t([C], scale), reserve_space_1: t([C], mean), reserve_space_2: t([C], variance) },
-        { epsilon: 0.001, is_training: true }).x_backprop.data,
+      call, gradrt: (rt) => rt.runOp(...call).x_backprop.data,
       tfjs: () => null, tfjsKernel: 'FusedBatchNormGrad',
     }];
   }
@@ -102,16 +116,20 @@ function jobs([, kind, xs, ws, s]) {
     tw ??= tf.tensor(w, ws);
     tdy ??= tf.tensor(dy, ys);
   };
+  const calls = [
+    [names[0], { input_sizes: xs, filter: t(ws, w), out_backprop: t(ys, dy) }, attrs],
+    [names[1], { input: t(xs, x), filter_sizes: ws, out_backprop: t(ys, dy) }, attrs],
+  ];
   return [
     {
-      name: names[0], flops, tfjsKernel: names[0],
-      gradrt: (rt) => rt.runOp(names[0], { input_sizes: xs, filter: t(ws, w), out_backprop: t(ys, dy) }, attrs).output.data,
+      name: names[0], flops, tfjsKernel: names[0], call: calls[0],
+      gradrt: (rt) => rt.runOp(...calls[0]).output.data,
       tfjs: tfRun(names[0], () => (tensors(), { dy: tdy, filter: tw }), { inputShape: xs }),
       reset: () => { tx?.dispose(); tw?.dispose(); tdy?.dispose(); tx = tw = tdy = undefined; },
     },
     {
-      name: names[1], flops, tfjsKernel: names[1],
-      gradrt: (rt) => rt.runOp(names[1], { input: t(xs, x), filter_sizes: ws, out_backprop: t(ys, dy) }, attrs).output.data,
+      name: names[1], flops, tfjsKernel: names[1], call: calls[1],
+      gradrt: (rt) => rt.runOp(...calls[1]).output.data,
       tfjs: tfRun(names[1], () => (tensors(), { x: tx, dy: tdy }), { filterShape: ws }),
       reset: () => { tx?.dispose(); tw?.dispose(); tdy?.dispose(); tx = tw = tdy = undefined; },
     },
@@ -123,19 +141,61 @@ setWasmPaths(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/wasm-out/tfj
 tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false); // 1 thread
 tf.env().set('WASM_HAS_SIMD_SUPPORT', true);
 
-const simd = await init({ simd: true });
-const scalar = await init({ simd: false });
+const simd = await init({ simd: true, wasmPath });
+const scalar = await init({ simd: false, wasmPath });
+
+// In-wasm timing: runOp's JS side (copying inputs into the wasm heap, and above all
+// ArrayBuffer.slice of each output, a fresh allocation that page-faults) costs about as
+// much as a depthwise or batch-norm kernel, and it swings between runs. So each case is also
+// timed as one _gradrt_run call on inputs staged in the heap once (core's output allocation
+// and the kernel; the outputs are released, not copied): the "run" columns.
+const modules = { simd: (await load({ simd: true, wasmPath })).module, scalar: (await load({ simd: false, wasmPath })).module };
+function stagedRun(m, [op, inputs, attrs]) {
+  const info = JSON.parse(cString(m, m._gradrt_info_json()));
+  const enc = new TextEncoder();
+  const tensors = Object.entries(inputs).map(([name, value]) => [name, toTensor(name, value)]);
+  const strings = [op, attrsJson(attrs), 'cpu', ...tensors.map(([name]) => name)].map((s) => enc.encode(s));
+  const sp = strings.map((s) => m._gradrt_alloc(s.length + 1));
+  const dp = tensors.map(([, tn]) => m._gradrt_alloc(Math.max(1, tn.data.byteLength)));
+  const table = [];
+  tensors.forEach(([, tn], i) => table.push(sp[3 + i], info.dtypes.indexOf(tn.dtype), tn.shape.length, dp[i], tn.data.byteLength, ...tn.shape));
+  const tp = m._gradrt_alloc(table.length * 8);
+  const heap = m.HEAPU8; // after every allocation (one may grow the heap and replace the view)
+  strings.forEach((s, i) => { heap.set(s, sp[i]); heap[sp[i] + s.length] = 0; });
+  tensors.forEach(([, tn], i) => heap.set(new Uint8Array(tn.data.buffer, tn.data.byteOffset, tn.data.byteLength), dp[i]));
+  new Float64Array(heap.buffer, tp, table.length).set(table);
+  const run = () => {
+    if (m._gradrt_run(sp[0], sp[1], tp, table.length, sp[2]) !== 0) throw new Error(`${op}: ${cString(m, m._gradrt_error_message())}`);
+    m._gradrt_release_outputs();
+  };
+  run.free = () => [...sp, ...dp, tp].forEach((p) => m._gradrt_dealloc(p));
+  return run;
+}
+function cString(m, ptr) {
+  let end = ptr;
+  while (m.HEAPU8[end] !== 0) end++;
+  return new TextDecoder().decode(m.HEAPU8.subarray(ptr, end));
+}
+const runTime = (m, call) => {
+  const run = stagedRun(m, call);
+  const t = time(run);
+  run.free();
+  return t.cpu;
+};
 const rows = [];
 for (const c of CASES) {
   for (const job of jobs(c)) {
+    if (only.length && !only.some((o) => c[0].includes(o) || job.name.includes(o))) continue;
     const row = { shape: c[0], op: job.name, flops: job.flops };
     const want = job.gradrt(simd);
     const ts = time(() => job.gradrt(simd));
     row.wall = ts.ms;
     row.simd = ts.cpu;
     row.scalar = time(() => job.gradrt(scalar)).cpu;
+    row.simdRun = runTime(modules.simd, job.call);
+    row.scalarRun = runTime(modules.scalar, job.call);
     row.err = maxRelErr(job.gradrt(scalar), want);
-    for (const backend of noTfjsCpu ? ['wasm'] : ['wasm', 'cpu']) {
+    for (const backend of noTfjs ? [] : noTfjsCpu ? ['wasm'] : ['wasm', 'cpu']) {
       await tf.setBackend(backend);
       if (!tf.getKernel(job.tfjsKernel, backend)) {
         row[backend] = 'not registered';
@@ -156,15 +216,17 @@ for (const c of CASES) {
 const ms = (v) => (typeof v === 'number' ? v.toFixed(3) : v ?? 'skipped');
 const gf = (r, v) => (typeof v === 'number' ? (r.flops / v / 1e6).toFixed(1) : '-');
 const ratio = (r, v) => (typeof v === 'number' ? `${(v / r.simd).toFixed(1)}x` : '-');
-const head = ['shape', 'op', 'gradrt-simd wall ms', 'cpu ms', 'GFLOP/s', 'gradrt-scalar cpu ms', 'GFLOP/s', 'tfjs-wasm cpu ms', 'GFLOP/s',
+const head = ['shape', 'op', 'gradrt-simd wall ms', 'cpu ms', 'GFLOP/s', 'run ms', 'GFLOP/s', 'gradrt-scalar cpu ms', 'GFLOP/s', 'run ms', 'GFLOP/s', 'tfjs-wasm cpu ms', 'GFLOP/s',
   'tfjs-cpu cpu ms', 'GFLOP/s', 'vs wasm', 'vs cpu', 'max rel err', 'note'];
-const table = rows.map((r) => [r.shape, r.op, ms(r.wall), ms(r.simd), gf(r, r.simd), ms(r.scalar), gf(r, r.scalar), ms(r.wasm), gf(r, r.wasm),
+const table = rows.map((r) => [r.shape, r.op, ms(r.wall), ms(r.simd), gf(r, r.simd), ms(r.simdRun), gf(r, r.simdRun), ms(r.scalar), gf(r, r.scalar),
+  ms(r.scalarRun), gf(r, r.scalarRun), ms(r.wasm), gf(r, r.wasm),
   ms(r.cpu), gf(r, r.cpu), ratio(r, r.wasm), ratio(r, r.cpu), r.err.toExponential(1), r.note || '']);
 const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => String(t[i]).length)));
 const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
 const os = await import('node:os');
 console.log(`gradrt ${simd.version} (Node ${process.version}); tfjs ${tf.version_core} wasm (SIMD, 1 thread) and cpu; float32 NHWC batch 1 SAME.`);
 console.log(`Medians; "cpu ms" is the process CPU time of a run (robust under load; load average now ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores); GFLOP/s and ratios from it.`);
+console.log('"run ms": CPU time of the _gradrt_run call alone (inputs staged in the wasm heap once, outputs not copied out): core + kernel, without runOp\'s JS copies.');
 console.log(line(head));
 console.log(line(widths.map((w) => '-'.repeat(w))));
 for (const t of table) console.log(line(t));
@@ -173,8 +235,8 @@ const geomean = (a) => Math.exp(a.reduce((s, v) => s + Math.log(v), 0) / a.lengt
 const bpi = rows.filter((r) => r.op === 'Conv2DBackpropInput' && typeof r.wasm === 'number');
 const speedup = geomean(bpi.map((r) => r.wasm / r.simd));
 const wallSpeedup = geomean(bpi.map((r) => r.wasmWall / r.wall));
-console.log(`\nConv2DBackpropInput vs tfjs-wasm, geomean of ${bpi.length} conv shapes: ${speedup.toFixed(1)}x CPU time, ${wallSpeedup.toFixed(1)}x wall (target >= 10x: ${speedup >= 10 ? 'met' : 'NOT met'})`);
+if (bpi.length) console.log(`\nConv2DBackpropInput vs tfjs-wasm, geomean of ${bpi.length} conv shapes: ${speedup.toFixed(1)}x CPU time, ${wallSpeedup.toFixed(1)}x wall (target >= 10x: ${speedup >= 10 ? 'met' : 'NOT met'})`);
 for (const r of rows.filter((r) => r.op !== 'Conv2DBackpropInput' && r.op !== 'FusedBatchNormGrad')) {
-  const g = r.flops / r.simd / 1e6;
-  console.log(`${r.op} ${r.shape}: ${g.toFixed(1)} GFLOP/s (target >= 30: ${g >= 30 ? 'met' : 'NOT met'})`);
+  const g = r.flops / r.simd / 1e6, gr = r.flops / r.simdRun / 1e6;
+  console.log(`${r.op} ${r.shape}: ${g.toFixed(1)} GFLOP/s runOp, ${gr.toFixed(1)} GFLOP/s in wasm (target >= 30: ${g >= 30 ? 'met' : gr >= 30 ? 'met in wasm only' : 'NOT met'})`);
 }

@@ -17,6 +17,15 @@
 #include "backend.h"
 #include "params.h"
 
+// Keeps a micro-kernel out of line. Native: GCC -O3 inlining spilled the GEMM tile. WASM:
+// V8 tiers a function up to TurboFan only when it is called again, so a hot loop must sit
+// in a function called per tile or per row, not inside one entered once per op.
+#if defined(__GNUC__)
+#define GRADRT_SIMD_NOINLINE __attribute__((noinline))
+#else
+#define GRADRT_SIMD_NOINLINE
+#endif
+
 namespace gradrt::simd {
 
 // ---- implemented in cpu_backend.cpp (baseline flags)

@@ -105,6 +105,78 @@ inline int64_t dw_interior(int64_t j0, int64_t j1, const T* const* src, const in
   return c;
 }
 
+#if defined(__wasm_simd128__)
+// WASM SIMD128 interior of dw_row for more than 4 taps (dw_interior keeps the rest): V8 on
+// x64 has 15 vector registers and no FMA (a*b + c needs a temporary for the product), so
+// dw_interior's 2 x NT weight vectors + 8 accumulators spill (NT = 9: 26 live vectors).
+// Here 8 (then 4, then 1) pixels x 1 vector of channels, the weight vector reloaded per
+// tap from L1. Pixels outer, channels inner, so the source rows and dst are walked
+// contiguously. Out of line and called once per row (V8 tiers up a function on a later call).
+//   base[t] = tap t's source at interior pixel 0, channel 0 (src[t] + (j_lo*step + off[t])*C);
+//   dst[j*ds + c] = sum_t base[t][j*ss + c] * wt[t][c]   for j < nj, c < cv (cv: multiple of L).
+// Summation order per element: t ascending from zero, as in dw_interior.
+template <class T, class Arch>
+GRADRT_SIMD_NOINLINE void dw_interior_wasm(int64_t nj, int64_t nt, const T* const* base, const T* const* wt,
+                                           int64_t ss, int64_t cv, T* dst, int64_t ds) {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  constexpr int64_t L = V::width;
+  int64_t j = 0, jo = 0;  // jo = j*ss: source offset of pixel j
+  // 8 pixels: 8 accumulators + weight + source + product = 11 registers; the per-tap
+  // pointer loads (base[t], wt[t]) and the weight load are shared by 8 multiply-adds.
+  for (; j + 8 <= nj; j += 8, jo += 8 * ss, dst += 8 * ds) {
+    for (int64_t c = 0; c < cv; c += L) {
+      B a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+      B a4 = V::zero(), a5 = V::zero(), a6 = V::zero(), a7 = V::zero();
+      for (int64_t t = 0; t < nt; ++t) {
+        const B w = V::load(wt[t] + c);
+        const T* q = base[t] + jo + c;
+        a0 = V::fma(V::load(q), w, a0);
+        a1 = V::fma(V::load(q + ss), w, a1);
+        a2 = V::fma(V::load(q + 2 * ss), w, a2);
+        a3 = V::fma(V::load(q + 3 * ss), w, a3);
+        a4 = V::fma(V::load(q + 4 * ss), w, a4);
+        a5 = V::fma(V::load(q + 5 * ss), w, a5);
+        a6 = V::fma(V::load(q + 6 * ss), w, a6);
+        a7 = V::fma(V::load(q + 7 * ss), w, a7);
+      }
+      T* o = dst + c;
+      V::store(o, a0);
+      V::store(o + ds, a1);
+      V::store(o + 2 * ds, a2);
+      V::store(o + 3 * ds, a3);
+      V::store(o + 4 * ds, a4);
+      V::store(o + 5 * ds, a5);
+      V::store(o + 6 * ds, a6);
+      V::store(o + 7 * ds, a7);
+    }
+  }
+  for (; j + 4 <= nj; j += 4, jo += 4 * ss, dst += 4 * ds) {
+    for (int64_t c = 0; c < cv; c += L) {
+      B a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+      for (int64_t t = 0; t < nt; ++t) {
+        const B w = V::load(wt[t] + c);
+        const T* q = base[t] + jo + c;
+        a0 = V::fma(V::load(q), w, a0);
+        a1 = V::fma(V::load(q + ss), w, a1);
+        a2 = V::fma(V::load(q + 2 * ss), w, a2);
+        a3 = V::fma(V::load(q + 3 * ss), w, a3);
+      }
+      V::store(dst + c, a0);
+      V::store(dst + ds + c, a1);
+      V::store(dst + 2 * ds + c, a2);
+      V::store(dst + 3 * ds + c, a3);
+    }
+  }
+  for (; j < nj; ++j, jo += ss, dst += ds)
+    for (int64_t c = 0; c < cv; c += L) {
+      B a0 = V::zero();
+      for (int64_t t = 0; t < nt; ++t) a0 = V::fma(V::load(base[t] + jo + c), V::load(wt[t] + c), a0);
+      V::store(dst + c, a0);
+    }
+}
+#endif
+
 // One row of a depthwise "gather" with channels in the lanes (M == 1):
 //   dst[j*dst_step*C + c] = sum_{t < nt} src[t][(j*step + off[t])*C + c] * wt[t][c],  j < nj,
 // where a term whose source pixel j*step + off[t] falls outside [0, src_w) is skipped.
@@ -142,6 +214,26 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
   };
   for (int64_t j = 0; j < j_lo; ++j) edge(j);
   int64_t c = 0;
+#if defined(__wasm_simd128__)
+  // Few taps (e.g. the stride-2 input gradient's phase classes: 1, 2 or 4): dw_interior's
+  // 2 x NT weight vectors + 8 accumulators still (nearly) fit, and it keeps the weights in
+  // registers along the row (measured faster there); more taps spill, so they go through
+  // dw_interior_wasm.
+  switch (nt) {
+    case 1: c = dw_interior<T, Arch, 1>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+    case 2: c = dw_interior<T, Arch, 2>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+    case 3: c = dw_interior<T, Arch, 3>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+    case 4: c = dw_interior<T, Arch, 4>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+    default: break;
+  }
+  if (nt > 4 && j_hi > j_lo) {
+    // base: tap t's source at pixel j_lo; slot 3 of the workspace (the callers use 1 and 2).
+    const T** base = static_cast<const T**>(workspace(3, sizeof(T*) * (nt + 1)));
+    for (int64_t t = 0; t < nt; ++t) base[t] = src[t] + (j_lo * step + off[t]) * C;
+    c = C / L * L;
+    dw_interior_wasm<T, Arch>(j_hi - j_lo, nt, base, wt, step * C, c, dst + j_lo * ds, ds);
+  }
+#else
   switch (nt) {  // the tap count as a constant keeps the w vectors and pointers in registers
     case 1: c = dw_interior<T, Arch, 1>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
     case 2: c = dw_interior<T, Arch, 2>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
@@ -151,6 +243,7 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
     case 9: c = dw_interior<T, Arch, 9>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
     default: break;
   }
+#endif
   const int64_t ss = step * C;
   for (; c + L <= C; c += L) {
     int64_t j = j_lo;

@@ -17,11 +17,7 @@
 
 // Out of line on purpose: inlined into the conv drivers, GCC -O3 spills the accumulator
 // tile (measured 25% slower); alone, the k loop is 2 loads + MR broadcasts + 2*MR FMAs.
-#if defined(__GNUC__)
-#define GRADRT_SIMD_NOINLINE __attribute__((noinline))
-#else
-#define GRADRT_SIMD_NOINLINE
-#endif
+// (GRADRT_SIMD_NOINLINE is defined in common.h.)
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
