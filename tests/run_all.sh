@@ -14,9 +14,10 @@ bash tests/setup.sh
 
 stage() { printf '\n==== %s (%s)\n' "$1" "$(date +%T)"; }
 
-build() {  # build DIR [cmake args...]
-  local dir=$1; shift
-  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+build() {  # build DIR [-S SRC] [cmake args...]
+  local dir=$1 src=.; shift
+  if [[ ${1:-} == -S ]]; then src=$2; shift 2; fi
+  cmake -S "$src" -B "$dir" -G Ninja "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
 }
 
@@ -26,6 +27,12 @@ for s in "${stages[@]}"; do
       stage "native suite: reference, cpu, vulkan (lavapipe + Khronos validation)"
       build build -DCMAKE_BUILD_TYPE=Release
       GRADRT_VULKAN_VALIDATION=1 ctest --test-dir build --output-on-failure -j "$jobs"
+      echo "-- find_package(gradrt) after install, and add_subdirectory"
+      cmake --install build --prefix build/install >/dev/null
+      build build/consumer-installed -S tests/consumer -DCMAKE_PREFIX_PATH="$root/build/install"
+      build/consumer-installed/consumer
+      build build/consumer-subdir -S tests/consumer -DGRADRT_SOURCE_DIR="$root" -DGRADRT_VULKAN=OFF
+      build/consumer-subdir/consumer
       ;;
     isa)
       stage "cpu backend with every forced ISA"
