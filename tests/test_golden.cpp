@@ -244,6 +244,18 @@ TEST_CASE("golden: FractionalAvgPoolGrad, ops.md 5.10 doc example") {
                                    {"row_pooling_sequence", ints({0, 2, 4, 7}, DType::int64)},
                                    {"col_pooling_sequence", ints({0, 2, 4, 7}, DType::int64)}},
          overlap, want, {1, 7, 7, 1}, 1e-12);
+  // Long sequences (more rows than any fixed cap): 1500 rows pooled in pairs.
+  {
+    std::vector<int64_t> rows;
+    for (int64_t r = 0; r <= 1500; r += 2) rows.push_back(r);
+    Host g = test::random(DType::float64, {1, 750, 1, 1}, rng);
+    std::vector<double> gv = g.values(), half(1500);
+    for (int i = 0; i < 1500; ++i) half[i] = gv[i / 2] / 2;
+    expect("FractionalAvgPoolGrad", {{"orig_input_tensor_shape", ints({1, 1500, 1, 1}, DType::int64)}, {"out_backprop", g},
+                                     {"row_pooling_sequence", ints(rows, DType::int64)},
+                                     {"col_pooling_sequence", ints({0, 1}, DType::int64)}},
+           disjoint, half, {1, 1500, 1, 1}, 1e-12);
+  }
   // Integer dtype: TF's double buffer, truncated on the cast.
   expect("FractionalAvgPoolGrad", {{"orig_input_tensor_shape", ints({1, 1, 5, 1}, DType::int64)},
                                    {"out_backprop", test::make(DType::int64, {1, 1, 2, 1}, {3, 7})},
