@@ -45,91 +45,53 @@ class VulkanBackend final : public Backend {
   ctx_->save_pipeline_cache(); /* no-op unless new */    \
   return s;
 
-  Status conv2d(const Exec&, const ConvParams& p, const float* x, const float* w, float* y) override {
-    GRADRT_VK_FORWARD(conv2d, p, x, w, y)
+  // float64 uses the _f64 shader variants (devices with shaderFloat64; Unimplemented elsewhere).
+#define GRADRT_VK_KERNELS(T) \
+  Status conv2d(const Exec&, const ConvParams& p, const T* x, const T* w, T* y) override {              \
+    GRADRT_VK_FORWARD(conv2d, p, x, w, y)                                                               \
+  }                                                                                                     \
+  Status conv2d_backprop_input(const Exec&, const ConvParams& p, const T* w, const T* dy,               \
+                               T* dx) override {                                                        \
+    GRADRT_VK_FORWARD(conv2d_backprop_input, p, w, dy, dx)                                              \
+  }                                                                                                     \
+  Status conv2d_backprop_filter(const Exec&, const ConvParams& p, const T* x, const T* dy,              \
+                                T* dw) override {                                                       \
+    GRADRT_VK_FORWARD(conv2d_backprop_filter, p, x, dy, dw)                                             \
+  }                                                                                                     \
+  Status depthwise_conv2d_native(const Exec&, const ConvParams& p, const T* x, const T* w,              \
+                                 T* y) override {                                                       \
+    GRADRT_VK_FORWARD(depthwise_conv2d_native, p, x, w, y)                                              \
+  }                                                                                                     \
+  Status depthwise_conv2d_native_backprop_input(const Exec&, const ConvParams& p, const T* w,           \
+                                                const T* dy, T* dx) override {                          \
+    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_input, p, w, dy, dx)                             \
+  }                                                                                                     \
+  Status depthwise_conv2d_native_backprop_filter(const Exec&, const ConvParams& p, const T* x,          \
+                                                 const T* dy, T* dw) override {                         \
+    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_filter, p, x, dy, dw)                            \
+  }                                                                                                     \
+  Status batch_norm_stats(const Exec&, const BatchNormParams& p, const T* x, T* mean,                   \
+                          T* variance) override {                                                       \
+    GRADRT_VK_FORWARD(batch_norm_stats, p, x, mean, variance)                                           \
+  }                                                                                                     \
+  Status batch_norm_apply(const Exec&, const BatchNormParams& p, const T* x, const T* scale,            \
+                          const T* offset, const T* mean, const T* variance, T* y) override {           \
+    GRADRT_VK_FORWARD(batch_norm_apply, p, x, scale, offset, mean, variance, y)                         \
+  }                                                                                                     \
+  Status fused_batch_norm_grad(const Exec&, const BatchNormParams& p, const T* dy, const T* x,          \
+                               const T* scale, const T* mean, const T* variance, T* dx,                 \
+                               T* dscale, T* doffset) override {                                        \
+    GRADRT_VK_FORWARD(fused_batch_norm_grad, p, dy, x, scale, mean, variance, dx, dscale, doffset)      \
+  }                                                                                                     \
+  Status fractional_avg_pool(const Exec&, const FracPoolParams& p, const T* x, T* y) override {         \
+    GRADRT_VK_FORWARD(fractional_avg_pool, p, x, y)                                                     \
+  }                                                                                                     \
+  Status fractional_avg_pool_grad(const Exec&, const FracPoolParams& p, const T* dy, T* dx) override {  \
+    GRADRT_VK_FORWARD(fractional_avg_pool_grad, p, dy, dx)                                              \
   }
-  Status conv2d_backprop_input(const Exec&, const ConvParams& p, const float* w, const float* dy,
-                               float* dx) override {
-    GRADRT_VK_FORWARD(conv2d_backprop_input, p, w, dy, dx)
-  }
-  Status conv2d_backprop_filter(const Exec&, const ConvParams& p, const float* x, const float* dy,
-                                float* dw) override {
-    GRADRT_VK_FORWARD(conv2d_backprop_filter, p, x, dy, dw)
-  }
-  Status depthwise_conv2d_native(const Exec&, const ConvParams& p, const float* x, const float* w,
-                                 float* y) override {
-    GRADRT_VK_FORWARD(depthwise_conv2d_native, p, x, w, y)
-  }
-  Status depthwise_conv2d_native_backprop_input(const Exec&, const ConvParams& p, const float* w,
-                                                const float* dy, float* dx) override {
-    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_input, p, w, dy, dx)
-  }
-  Status depthwise_conv2d_native_backprop_filter(const Exec&, const ConvParams& p, const float* x,
-                                                 const float* dy, float* dw) override {
-    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_filter, p, x, dy, dw)
-  }
-  Status batch_norm_stats(const Exec&, const BatchNormParams& p, const float* x, float* mean,
-                          float* variance) override {
-    GRADRT_VK_FORWARD(batch_norm_stats, p, x, mean, variance)
-  }
-  Status batch_norm_apply(const Exec&, const BatchNormParams& p, const float* x, const float* scale,
-                          const float* offset, const float* mean, const float* variance, float* y) override {
-    GRADRT_VK_FORWARD(batch_norm_apply, p, x, scale, offset, mean, variance, y)
-  }
-  Status fused_batch_norm_grad(const Exec&, const BatchNormParams& p, const float* dy, const float* x,
-                               const float* scale, const float* mean, const float* variance, float* dx,
-                               float* dscale, float* doffset) override {
-    GRADRT_VK_FORWARD(fused_batch_norm_grad, p, dy, x, scale, mean, variance, dx, dscale, doffset)
-  }
-  Status fractional_avg_pool(const Exec&, const FracPoolParams& p, const float* x, float* y) override {
-    GRADRT_VK_FORWARD(fractional_avg_pool, p, x, y)
-  }
-  Status fractional_avg_pool_grad(const Exec&, const FracPoolParams& p, const float* dy, float* dx) override {
-    GRADRT_VK_FORWARD(fractional_avg_pool_grad, p, dy, dx)
-  }
-  // float64: the _f64 shader variants (devices with shaderFloat64; Unimplemented elsewhere).
-  Status conv2d(const Exec&, const ConvParams& p, const double* x, const double* w, double* y) override {
-    GRADRT_VK_FORWARD(conv2d, p, x, w, y)
-  }
-  Status conv2d_backprop_input(const Exec&, const ConvParams& p, const double* w, const double* dy,
-                               double* dx) override {
-    GRADRT_VK_FORWARD(conv2d_backprop_input, p, w, dy, dx)
-  }
-  Status conv2d_backprop_filter(const Exec&, const ConvParams& p, const double* x, const double* dy,
-                                double* dw) override {
-    GRADRT_VK_FORWARD(conv2d_backprop_filter, p, x, dy, dw)
-  }
-  Status depthwise_conv2d_native(const Exec&, const ConvParams& p, const double* x, const double* w,
-                                 double* y) override {
-    GRADRT_VK_FORWARD(depthwise_conv2d_native, p, x, w, y)
-  }
-  Status depthwise_conv2d_native_backprop_input(const Exec&, const ConvParams& p, const double* w,
-                                                const double* dy, double* dx) override {
-    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_input, p, w, dy, dx)
-  }
-  Status depthwise_conv2d_native_backprop_filter(const Exec&, const ConvParams& p, const double* x,
-                                                 const double* dy, double* dw) override {
-    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_filter, p, x, dy, dw)
-  }
-  Status batch_norm_stats(const Exec&, const BatchNormParams& p, const double* x, double* mean,
-                          double* variance) override {
-    GRADRT_VK_FORWARD(batch_norm_stats, p, x, mean, variance)
-  }
-  Status batch_norm_apply(const Exec&, const BatchNormParams& p, const double* x, const double* scale,
-                          const double* offset, const double* mean, const double* variance, double* y) override {
-    GRADRT_VK_FORWARD(batch_norm_apply, p, x, scale, offset, mean, variance, y)
-  }
-  Status fused_batch_norm_grad(const Exec&, const BatchNormParams& p, const double* dy, const double* x,
-                               const double* scale, const double* mean, const double* variance, double* dx,
-                               double* dscale, double* doffset) override {
-    GRADRT_VK_FORWARD(fused_batch_norm_grad, p, dy, x, scale, mean, variance, dx, dscale, doffset)
-  }
-  Status fractional_avg_pool(const Exec&, const FracPoolParams& p, const double* x, double* y) override {
-    GRADRT_VK_FORWARD(fractional_avg_pool, p, x, y)
-  }
-  Status fractional_avg_pool_grad(const Exec&, const FracPoolParams& p, const double* dy, double* dx) override {
-    GRADRT_VK_FORWARD(fractional_avg_pool_grad, p, dy, dx)
-  }
+  GRADRT_VK_KERNELS(float)
+  GRADRT_VK_KERNELS(double)
+#undef GRADRT_VK_KERNELS
 #undef GRADRT_VK_FORWARD
 
   explicit VulkanBackend(vk::Options options = {}) : options_(std::move(options)) {}
