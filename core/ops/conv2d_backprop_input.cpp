@@ -52,20 +52,10 @@ Status run_conv2d_backprop_input(OpContext& ctx) {
   if (!(s = ctx.attrs().check_unknown()).ok()) return s;
   Tensor* dx;
   if (!(s = ctx.add_output("output", ctx.dtype(), input_shape, &dx)).ok()) return s;
-  // Empty output: nothing to compute. Empty filter or out_backprop: the sum is over nothing (zeros).
-  if (dx->num_elements() == 0 || p.w_elements() == 0 || p.y_elements() == 0) return Status::OK();
-
-  ChannelsFirst cf_dy = nchw_of(p.batch, p.out_c, p.out_h, p.out_w), cf_dx = nchw_of(p.batch, p.in_c, p.in_h, p.in_w);
-  const ChannelsFirst* cfy = spec.nchw ? &cf_dy : nullptr;
-  const ChannelsFirst* cfx = spec.nchw ? &cf_dx : nullptr;
-  int64_t work = p.y_elements() * p.filter_h * p.filter_w * p.filter_in_c;
-  return with_compute_type(ctx, [&](auto t) {
-    using T = decltype(t);
-    return run_binary<T>(ctx, "conv2d_backprop_input", work, *filter, p.w_elements(), nullptr, *dy, p.y_elements(),
-                         cfy, dx, cfx, [&](Backend* be, const T* w, const T* g, T* out) {
+  return run_conv_kernel(ctx, "conv2d_backprop_input", spec, p, false, *filter, ConvRole::kW, *dy, ConvRole::kDy, dx,
+                         ConvRole::kX, [&](Backend* be, auto* w, auto* g, auto* out) {
                            return be->conv2d_backprop_input(ctx.exec(), p, w, g, out);
                          });
-  });
 }
 
 }  // namespace gradrt

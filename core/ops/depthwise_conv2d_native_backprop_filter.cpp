@@ -24,18 +24,10 @@ Status run_depthwise_conv2d_native_backprop_filter(OpContext& ctx) {
   if (!(s = ctx.attrs().check_unknown()).ok()) return s;
   Tensor* dw;
   if (!(s = ctx.add_output("output", ctx.dtype(), filter_shape, &dw)).ok()) return s;
-  if (dw->num_elements() == 0 || p.x_elements() == 0 || p.y_elements() == 0) return Status::OK();
-
-  ChannelsFirst cf_x = nchw_of(p.batch, p.in_c, p.in_h, p.in_w), cf_dy = nchw_of(p.batch, p.out_c, p.out_h, p.out_w);
-  int64_t work = p.y_elements() * p.filter_h * p.filter_w;
-  return with_compute_type(ctx, [&](auto t) {
-    using T = decltype(t);
-    return run_binary<T>(ctx, "depthwise_conv2d_native_backprop_filter", work, *x, p.x_elements(),
-                         spec.nchw ? &cf_x : nullptr, *dy, p.y_elements(), spec.nchw ? &cf_dy : nullptr, dw, nullptr,
-                         [&](Backend* be, const T* in, const T* g, T* out) {
+  return run_conv_kernel(ctx, "depthwise_conv2d_native_backprop_filter", spec, p, true, *x, ConvRole::kX, *dy,
+                         ConvRole::kDy, dw, ConvRole::kW, [&](Backend* be, auto* in, auto* g, auto* out) {
                            return be->depthwise_conv2d_native_backprop_filter(ctx.exec(), p, in, g, out);
                          });
-  });
 }
 
 }  // namespace gradrt

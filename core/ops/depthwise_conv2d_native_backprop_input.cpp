@@ -23,18 +23,10 @@ Status run_depthwise_conv2d_native_backprop_input(OpContext& ctx) {
   if (!(s = ctx.attrs().check_unknown()).ok()) return s;
   Tensor* dx;
   if (!(s = ctx.add_output("output", ctx.dtype(), input_shape, &dx)).ok()) return s;
-  if (dx->num_elements() == 0 || p.dw_w_elements() == 0 || p.y_elements() == 0) return Status::OK();
-
-  ChannelsFirst cf_dy = nchw_of(p.batch, p.out_c, p.out_h, p.out_w), cf_dx = nchw_of(p.batch, p.in_c, p.in_h, p.in_w);
-  int64_t work = p.y_elements() * p.filter_h * p.filter_w;
-  return with_compute_type(ctx, [&](auto t) {
-    using T = decltype(t);
-    return run_binary<T>(ctx, "depthwise_conv2d_native_backprop_input", work, *w, p.dw_w_elements(), nullptr, *dy,
-                         p.y_elements(), spec.nchw ? &cf_dy : nullptr, dx, spec.nchw ? &cf_dx : nullptr,
-                         [&](Backend* be, const T* f, const T* g, T* out) {
+  return run_conv_kernel(ctx, "depthwise_conv2d_native_backprop_input", spec, p, true, *w, ConvRole::kW, *dy,
+                         ConvRole::kDy, dx, ConvRole::kX, [&](Backend* be, auto* f, auto* g, auto* out) {
                            return be->depthwise_conv2d_native_backprop_input(ctx.exec(), p, f, g, out);
                          });
-  });
 }
 
 }  // namespace gradrt
