@@ -104,8 +104,9 @@ export class Runtime {
       const heap = this.#heap();
       const ptrs = stringOff.map((off, i) => {
         const p = base + off;
-        const { written } = encoder.encodeInto(strings[i], heap.subarray(p, p + 3 * strings[i].length));
-        heap[p + written] = 0;
+        const bytes = encoder.encode(strings[i]); // not encodeInto: browsers refuse it on shared memory
+        heap.set(bytes, p);
+        heap[p + bytes.length] = 0;
         return p;
       });
       const table = new Float64Array(heap.buffer, base, tableLen);
