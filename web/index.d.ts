@@ -77,7 +77,7 @@ export class GradrtError extends Error {
 }
 
 export interface InitOptions {
-  /** Folder (path or URL) holding gradrt-simd.wasm and gradrt-scalar.wasm; default: the package's dist/. */
+  /** Folder (path or URL) holding gradrt-simd.wasm, gradrt-scalar.wasm (and gradrt-simd-threads.wasm); default: the package's dist/. */
   wasmPath?: string | URL;
   /** true: the SIMD build (Unavailable where the engine lacks WASM SIMD); false: the scalar build; 'auto' (default): feature detection. */
   simd?: boolean | 'auto';
