@@ -84,4 +84,23 @@ describe('demo page in headless Chromium', { skip }, () => {
     assert.deepEqual(errors, []);
     await page.close();
   });
+
+  it('without COOP/COEP, ?threads=2 falls back to one thread, without an error', async () => {
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.route('**/*', async (route) => {
+      const response = await route.fetch();
+      const headers = { ...response.headers() };
+      for (const h of ['cross-origin-opener-policy', 'cross-origin-embedder-policy']) delete headers[h];
+      await route.fulfill({ response, headers });
+    });
+    await page.goto(`http://127.0.0.1:${server.address().port}/demo/?threads=2`);
+    const info = await page.evaluate(() => window.gradrtDemo.ready);
+    assert.deepEqual([info.crossOriginIsolated, info.simd, info.threads], [false, true, 1]);
+    const r = await page.evaluate((config) => window.gradrtDemo.run(config), { op: 'Conv2DBackpropInput', h: 12, w: 12, c: 8, m: 8, s: 1 });
+    assert.ok(r.agrees, `relative error ${r.relErr}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
 });
