@@ -8,6 +8,8 @@
 //   gradrt_outputs_json()                       outputs of the last successful run:
 //                                               [[name, dtype, [dims], addr, bytes], ...]
 //   gradrt_release_outputs()                    frees them
+//   gradrt_set_threads(n)                       threads for later runs (1 unless built with
+//                                               -pthread); returns the count now in effect
 // Strings are UTF-8, NUL-terminated; attrs_json and backend may be 0 ("{}", "auto").
 #include <emscripten/emscripten.h>
 
@@ -28,6 +30,7 @@ using gradrt::Status;
 using gradrt::wasm::Heap;
 
 struct State {
+  int threads = 1;
   Status last;
   gradrt::Outputs outputs;
   std::string outputs_json;
@@ -115,7 +118,7 @@ EMSCRIPTEN_KEEPALIVE int gradrt_run(uintptr_t op_addr, uintptr_t attrs_addr, uin
   if (!s.ok()) return fail(std::move(s));
   gradrt::RunOptions options;
   options.backend = std::string(backend);
-  options.threads = 1;    // built without pthreads
+  options.threads = st.threads;  // > 1 only in the -pthread build, at most its worker pool + 1
   st.outputs.reserve(8);  // room for every op's outputs: core keeps pointers into this vector while it adds them
   s = gradrt::run_op(op, inputs, attrs, &st.outputs, options);
   if (!s.ok()) {
@@ -135,6 +138,19 @@ EMSCRIPTEN_KEEPALIVE const char* gradrt_error_message() {
 
 EMSCRIPTEN_KEEPALIVE const char* gradrt_outputs_json() {
   return state().outputs_json.empty() ? "[]" : state().outputs_json.c_str();
+}
+
+// The pthread build's workers are preloaded (PTHREAD_POOL_SIZE, chosen by web/src/loader.js
+// as threads - 1): core's pool must never ask for more, since a thread cannot start while
+// the calling (main) thread blocks.
+EMSCRIPTEN_KEEPALIVE int gradrt_set_threads(int n) {
+#ifdef __EMSCRIPTEN_PTHREADS__
+  state().threads = n < 1 ? 1 : n;
+#else
+  (void)n;
+  state().threads = 1;
+#endif
+  return state().threads;
 }
 
 EMSCRIPTEN_KEEPALIVE void gradrt_release_outputs() {

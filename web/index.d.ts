@@ -34,9 +34,20 @@ export type Inputs = Record<string, TensorLike>;
 /** Outputs by TensorFlow name, in the op's output order. */
 export type Outputs = Record<string, Tensor>;
 
+/** Where an output goes instead of a fresh typed array: a typed array of the output's
+ * dtype (DataOf) with exactly its element count (any offset into any buffer), or a tensor
+ * whose data is one (its dtype, if given, must match; its shape is not read). null drops
+ * the output: no copy, and no key in the result. */
+export type OutputDestination = DataOf[DType] | { dtype?: DType; shape?: number[]; data: DataOf[DType] } | null;
+
 export interface RunOptions {
   /** 'auto' (default), 'cpu' or 'reference'. */
   backend?: string;
+  /** Per output name (TensorFlow's): write it into this caller-owned array. The result's
+   * tensor for that output then has `data ===` the given array. A destination of the wrong
+   * type or size, or an unknown output name, throws InvalidArgument before anything is
+   * written. Outputs not named here are fresh arrays, as without the option. */
+  outputs?: Record<string, OutputDestination>;
 }
 
 export interface OpInfo {
@@ -66,17 +77,26 @@ export class GradrtError extends Error {
 }
 
 export interface InitOptions {
-  /** Folder (path or URL) holding gradrt-simd.wasm and gradrt-scalar.wasm; default: the package's dist/. */
+  /** Folder (path or URL) holding gradrt-simd.wasm, gradrt-scalar.wasm (and gradrt-simd-threads.wasm); default: the package's dist/. */
   wasmPath?: string | URL;
   /** true: the SIMD build (Unavailable where the engine lacks WASM SIMD); false: the scalar build; 'auto' (default): feature detection. */
   simd?: boolean | 'auto';
-  /** The bytes of the chosen flavour's .wasm, instead of reading it from wasmPath. */
+  /** The bytes of the chosen flavour's .wasm, instead of reading it from wasmPath
+   * (gradrt-simd-threads.wasm when threads are used). */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Threads per op, 1 (default) to 64. Above 1, the SIMD + pthreads build is loaded where
+   * the environment allows it (canUseThreads(): Node; browsers on cross-origin isolated
+   * pages, i.e. served with COOP: same-origin and COEP: require-corp) and SIMD is used;
+   * anywhere else the runtime falls back to one thread without an error (see
+   * Runtime.threads). threads - 1 workers are started by init() and sleep between ops. */
+  threads?: number;
 }
 
 export interface Runtime {
   /** Whether the SIMD build was loaded. */
   readonly simd: boolean;
+  /** Threads each op uses: init's threads where the threaded build was loaded, else 1. */
+  readonly threads: number;
   readonly version: string;
   /** Runs an op by its TensorFlow name; throws GradrtError. */
   runOp(op: string, inputs: Inputs, attrs?: Attrs, options?: RunOptions): Outputs;
@@ -84,6 +104,9 @@ export interface Runtime {
   backends(): BackendInfo[];
   /** Size of the wasm linear memory in bytes (diagnostic). */
   heapBytes(): number;
+  /** Ends the runtime (terminates the threaded build's workers); later runOp calls throw
+   * GradrtError 'Unavailable'. Not needed for Node to exit: idle workers do not hold it. */
+  dispose(): void;
 
   // camelCase helpers: inputs in TensorFlow's order, then attrs, then options.
   conv2dBackpropInput(input_sizes: TensorLike, filter: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
@@ -110,3 +133,7 @@ export function init(options?: InitOptions): Promise<Runtime>;
 
 /** Whether this engine validates WASM SIMD128 code. */
 export function hasWasmSimd(): boolean;
+
+/** Whether init({ threads }) can load the threaded build here: shared WebAssembly memory,
+ * and in a browser a cross-origin isolated page with Web Workers. */
+export function canUseThreads(): boolean;

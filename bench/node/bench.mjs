@@ -23,6 +23,10 @@ const only = process.argv.flatMap((a, i, v) => (a === '--only' && v[i + 1] ? [v[
 const noTfjs = process.argv.includes('--no-tfjs');
 // --dist DIR: the gradrt-{simd,scalar}.wasm to time (default web/dist), e.g. a saved build
 // of an earlier commit; the .mjs glue still comes from web/dist, so it must match.
+// --threads N: also time the threaded build (SIMD + pthreads, N threads) through runOp with
+// outputs=, by wall time (CPU time adds up over the threads), against 1 thread.
+const threadsIdx = process.argv.indexOf('--threads');
+const threads = threadsIdx > 0 ? Number(process.argv[threadsIdx + 1]) : 1;
 const distIdx = process.argv.indexOf('--dist');
 const wasmPath = distIdx > 0 ? new URL(`file://${process.argv[distIdx + 1].replace(/\/?$/, '/')}`) : undefined;
 
@@ -143,6 +147,8 @@ tf.env().set('WASM_HAS_SIMD_SUPPORT', true);
 
 const simd = await init({ simd: true, wasmPath });
 const scalar = await init({ simd: false, wasmPath });
+const threaded = threads > 1 ? await init({ simd: true, threads, wasmPath }) : null;
+if (threaded && threaded.threads !== threads) throw new Error(`asked for ${threads} threads, got ${threaded.threads}`);
 
 // In-wasm timing: runOp's JS side (copying inputs into the wasm heap, and above all
 // ArrayBuffer.slice of each output, a fresh allocation that page-faults) costs about as
@@ -182,6 +188,12 @@ const runTime = (m, call) => {
   run.free();
   return t.cpu;
 };
+// runOp with options.outputs: the outputs written into arrays allocated once by the caller.
+function intoRun(rt, call) {
+  const outputs = Object.fromEntries(Object.entries(rt.runOp(...call)).map(([k, t]) => [k, new t.data.constructor(t.data.length)]));
+  const options = { outputs };
+  return () => rt.runOp(call[0], call[1], call[2], options);
+}
 const rows = [];
 for (const c of CASES) {
   for (const job of jobs(c)) {
@@ -191,10 +203,18 @@ for (const c of CASES) {
     const ts = time(() => job.gradrt(simd));
     row.wall = ts.ms;
     row.simd = ts.cpu;
+    const ti = time(intoRun(simd, job.call));
+    row.intoWall = ti.ms;
+    row.into = ti.cpu;
+    if (threaded) {
+      const tt = time(intoRun(threaded, job.call));
+      row.threadedWall = tt.ms;
+      row.err = maxRelErr(Object.values(threaded.runOp(...job.call))[0].data, want); // the first output, as gradrt() gives
+    }
     row.scalar = time(() => job.gradrt(scalar)).cpu;
     row.simdRun = runTime(modules.simd, job.call);
     row.scalarRun = runTime(modules.scalar, job.call);
-    row.err = maxRelErr(job.gradrt(scalar), want);
+    row.err = Math.max(row.err ?? 0, maxRelErr(job.gradrt(scalar), want));
     for (const backend of noTfjs ? [] : noTfjsCpu ? ['wasm'] : ['wasm', 'cpu']) {
       await tf.setBackend(backend);
       if (!tf.getKernel(job.tfjsKernel, backend)) {
@@ -216,9 +236,10 @@ for (const c of CASES) {
 const ms = (v) => (typeof v === 'number' ? v.toFixed(3) : v ?? 'skipped');
 const gf = (r, v) => (typeof v === 'number' ? (r.flops / v / 1e6).toFixed(1) : '-');
 const ratio = (r, v) => (typeof v === 'number' ? `${(v / r.simd).toFixed(1)}x` : '-');
-const head = ['shape', 'op', 'gradrt-simd wall ms', 'cpu ms', 'GFLOP/s', 'run ms', 'GFLOP/s', 'gradrt-scalar cpu ms', 'GFLOP/s', 'run ms', 'GFLOP/s', 'tfjs-wasm cpu ms', 'GFLOP/s',
+const head = ['shape', 'op', 'gradrt-simd wall ms', 'cpu ms', 'GFLOP/s', 'outputs= wall ms', 'cpu ms', 'GFLOP/s', ...(threaded ? [`${threads} threads wall ms`, 'speedup'] : []), 'run ms', 'GFLOP/s', 'gradrt-scalar cpu ms', 'GFLOP/s', 'run ms', 'GFLOP/s', 'tfjs-wasm cpu ms', 'GFLOP/s',
   'tfjs-cpu cpu ms', 'GFLOP/s', 'vs wasm', 'vs cpu', 'max rel err', 'note'];
-const table = rows.map((r) => [r.shape, r.op, ms(r.wall), ms(r.simd), gf(r, r.simd), ms(r.simdRun), gf(r, r.simdRun), ms(r.scalar), gf(r, r.scalar),
+const table = rows.map((r) => [r.shape, r.op, ms(r.wall), ms(r.simd), gf(r, r.simd), ms(r.intoWall), ms(r.into), gf(r, r.into),
+  ...(threaded ? [ms(r.threadedWall), `${(r.intoWall / r.threadedWall).toFixed(2)}x`] : []), ms(r.simdRun), gf(r, r.simdRun), ms(r.scalar), gf(r, r.scalar),
   ms(r.scalarRun), gf(r, r.scalarRun), ms(r.wasm), gf(r, r.wasm),
   ms(r.cpu), gf(r, r.cpu), ratio(r, r.wasm), ratio(r, r.cpu), r.err.toExponential(1), r.note || '']);
 const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => String(t[i]).length)));
@@ -226,6 +247,7 @@ const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).jo
 const os = await import('node:os');
 console.log(`gradrt ${simd.version} (Node ${process.version}); tfjs ${tf.version_core} wasm (SIMD, 1 thread) and cpu; float32 NHWC batch 1 SAME.`);
 console.log(`Medians; "cpu ms" is the process CPU time of a run (robust under load; load average now ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores); GFLOP/s and ratios from it.`);
+console.log('"outputs=": runOp(op, inputs, attrs, { outputs }) writing into arrays allocated once (the steady state of a training loop).');
 console.log('"run ms": CPU time of the _gradrt_run call alone (inputs staged in the wasm heap once, outputs not copied out): core + kernel, without runOp\'s JS copies.');
 console.log(line(head));
 console.log(line(widths.map((w) => '-'.repeat(w))));

@@ -132,7 +132,10 @@ function show(r) {
     </table>`;
 }
 
-const rtPromise = init({ simd: new URLSearchParams(location.search).get('simd') === 'false' ? false : 'auto' });
+// ?simd=false: the scalar build; ?threads=N: N threads where the page is cross-origin
+// isolated (demo/serve.mjs sends COOP/COEP), else 1 (gradrt falls back silently).
+const params = new URLSearchParams(location.search);
+const rtPromise = init({ simd: params.get('simd') === 'false' ? false : 'auto', threads: Number(params.get('threads') || 1) });
 
 async function run(config) {
   const rt = await rtPromise;
@@ -162,7 +165,7 @@ async function run(config) {
   const ms = median(times);
   const result = {
     op: p.op, shape: out.shape, stats: stats(out.data), ms, refMs, gflops: job.flops / ms / 1e6,
-    simd: rt.simd, ...agreement(out.data, want),
+    simd: rt.simd, threads: rt.threads, ...agreement(out.data, want),
   };
   history.push({ label: SHORT[p.op], shape: `${p.h}x${p.w}x${p.c}`, ms, agrees: result.agrees });
   show(result);
@@ -189,9 +192,9 @@ $('run').addEventListener('click', async () => {
 
 window.gradrtDemo = {
   ready: rtPromise.then((rt) => {
-    $('flavour').textContent = `${rt.simd ? 'WASM SIMD128' : 'scalar (no SIMD)'}, gradrt ${rt.version}`;
+    $('flavour').textContent = `${rt.simd ? 'WASM SIMD128' : 'scalar (no SIMD)'}, ${rt.threads} thread${rt.threads > 1 ? 's' : ''}, gradrt ${rt.version}`;
     $('run').disabled = false;
-    return { simd: rt.simd, version: rt.version };
+    return { simd: rt.simd, threads: rt.threads, version: rt.version, crossOriginIsolated: globalThis.crossOriginIsolated === true };
   }),
   run,
   ops: Object.keys(OPS),

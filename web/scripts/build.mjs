@@ -1,5 +1,5 @@
-// npm run build: both Emscripten builds (SIMD128 and scalar) -> web/dist/.
-//   node scripts/build.mjs [--jobs N] [--only simd|scalar]
+// npm run build: the three Emscripten builds (SIMD128, scalar, SIMD128 + pthreads) -> web/dist/.
+//   node scripts/build.mjs [--jobs N] [--only simd|scalar|simd-threads[,...]]
 // Needs emcmake/emcc (Debian: apt-get install emscripten) and cmake.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -13,7 +13,9 @@ const dist = join(web, 'dist');
 const args = process.argv.slice(2);
 const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const jobs = opt('--jobs', '2');
-const flavours = opt('--only', null) ? [opt('--only')] : ['simd', 'scalar'];
+const ALL = ['simd', 'scalar', 'simd-threads'];
+const flavours = opt('--only', null) ? opt('--only').split(',') : ALL;
+for (const f of flavours) if (!ALL.includes(f)) throw new Error(`unknown flavour ${f} (one of ${ALL.join(', ')})`);
 
 const env = { ...process.env };
 // Debian's emcc needs Debian's acorn for its JS optimizer.
@@ -33,9 +35,13 @@ mkdirSync(dist, { recursive: true });
 for (const flavour of flavours) {
   const build = join(root, `build-wasm-${flavour}`);
   run('emcmake', ['cmake', '-S', root, '-B', build, '-C', join(root, 'wasm', 'preload.cmake'),
-    `-DGRADRT_WASM_SIMD=${flavour === 'simd' ? 'ON' : 'OFF'}`, '-DCMAKE_BUILD_TYPE=Release']);
+    `-DGRADRT_WASM_SIMD=${flavour === 'scalar' ? 'OFF' : 'ON'}`, `-DGRADRT_WASM_THREADS=${flavour === 'simd-threads' ? 'ON' : 'OFF'}`,
+    '-DCMAKE_BUILD_TYPE=Release']);
   run('cmake', ['--build', build, '--target', 'gradrt_wasm', '-j', jobs]);
   for (const ext of ['mjs', 'wasm']) copyFileSync(join(build, 'wasm', `gradrt-${flavour}.${ext}`), join(dist, `gradrt-${flavour}.${ext}`));
+  // The pthread worker script is CommonJS (require, __filename): as .cjs it stays CommonJS
+  // inside this "type": "module" package. It imports ./gradrt-<flavour>.mjs next to it.
+  if (flavour.endsWith('-threads')) copyFileSync(join(build, 'wasm', `gradrt-${flavour}.worker.js`), join(dist, `gradrt-${flavour}.worker.cjs`));
 }
 
 // The scalar flavour must not contain a single SIMD instruction.
@@ -50,7 +56,7 @@ if (existsSync(scalar)) {
   if (/\bv128\b/.test(text)) throw new Error('gradrt-scalar.wasm contains SIMD (v128) code');
 }
 
-for (const flavour of ['simd', 'scalar']) {
+for (const flavour of ALL) {
   const file = join(dist, `gradrt-${flavour}.wasm`);
   if (!existsSync(file)) continue;
   const bytes = readFileSync(file);

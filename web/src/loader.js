@@ -66,32 +66,83 @@ function compile(url, bytes) {
   return compiled.get(key);
 }
 
-// Resolves to { module: the Emscripten Module, simd: boolean }.
-export async function load({ wasmPath, simd = 'auto', wasmBinary } = {}) {
+export const MAX_THREADS = 64;
+
+// Whether this environment can run the pthread flavour: shared wasm memory, and in a
+// browser a cross-origin isolated page (COOP: same-origin + COEP: require-corp), without
+// which SharedArrayBuffer is not available. Node (worker_threads) always can.
+export function canUseThreads() {
+  if (typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return false;
+  if (!isNode && globalThis.crossOriginIsolated !== true) return false;
+  if (!isNode && typeof Worker !== 'function') return false;
+  try {
+    return new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }).buffer instanceof SharedArrayBuffer;
+  } catch {
+    return false;
+  }
+}
+
+// Resolves to { module: the Emscripten Module, simd: boolean, threads: number }.
+// threads > 1 loads the SIMD + pthreads flavour where canUseThreads() and the SIMD build
+// are both possible; elsewhere it falls back, silently, to the single-threaded flavour
+// that simd picks (threads: 1 in the result).
+export async function load({ wasmPath, simd = 'auto', wasmBinary, threads = 1 } = {}) {
   if (simd !== true && simd !== false && simd !== 'auto') {
     throw new GradrtError('InvalidArgument', "init: simd must be true, false or 'auto'");
+  }
+  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+    throw new GradrtError('InvalidArgument', `init: threads must be an integer from 1 to ${MAX_THREADS}`);
   }
   const useSimd = simd === 'auto' ? hasWasmSimd() : simd;
   if (useSimd && !hasWasmSimd()) {
     throw new GradrtError('Unavailable', 'init: this engine has no WebAssembly SIMD (use simd: false or "auto")');
   }
-  const flavour = useSimd ? 'simd' : 'scalar';
+  const useThreads = threads > 1 && useSimd && canUseThreads();
+  const flavour = useSimd ? (useThreads ? 'simd-threads' : 'simd') : 'scalar';
   const base = await folderUrl(wasmPath);
   const wasmModule = await compile(new URL(`gradrt-${flavour}.wasm`, base), wasmBinary).catch((e) => {
     throw e instanceof GradrtError ? e : new GradrtError('Internal', `init: cannot compile gradrt-${flavour}.wasm: ${e.message}`);
   });
   const { default: createGradrtModule } = await import(new URL(`gradrt-${flavour}.mjs`, DEFAULT_BASE).href);
-  const module = await new Promise((resolve, reject) => {
-    createGradrtModule({
-      instantiateWasm(imports, receive) {
-        WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule), reject);
-        return {};
-      },
-      print() {},
-      printErr() {},
-    }).then(resolve, reject);
+  let reject; // the module promise's, for a failed instantiation
+  const settings = {
+    instantiateWasm(imports, receive) {
+      WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule), reject);
+      return {};
+    },
+    print() {},
+    printErr() {},
+  };
+  if (useThreads) Object.assign(settings, await threadSettings(flavour, threads));
+  const module = await new Promise((resolve, fail) => {
+    reject = fail;
+    createGradrtModule(settings).then(resolve, fail);
   }).catch((e) => {
     throw new GradrtError('Internal', `init: cannot instantiate gradrt-${flavour}.wasm: ${e && e.message}`);
   });
-  return { module, simd: useSimd };
+  let effective = 1;
+  if (useThreads) {
+    if (isNode) module.gradrtUnrefWorkers();
+    effective = module._gradrt_set_threads(threads);
+  }
+  return { module, simd: useSimd, threads: effective };
+}
+
+// Module settings of the pthread flavour: the size of the worker pool that the glue
+// preloads before it resolves (core's pool uses threads - 1 helpers besides the calling
+// thread), where the workers' script is (always the package's dist/, next to the .mjs that
+// it imports; the workers get the compiled wasm from this thread, never from wasmPath),
+// and on Node a require for the glue (an ES module has none).
+async function threadSettings(flavour, threads) {
+  const worker = new URL(`gradrt-${flavour}.worker.cjs`, DEFAULT_BASE);
+  let location = worker.href;
+  const settings = { gradrtPoolSize: threads - 1 };
+  if (isNode) {
+    const { fileURLToPath } = await import(/* webpackIgnore: true */ 'node:url');
+    const { createRequire } = await import(/* webpackIgnore: true */ 'node:module');
+    location = fileURLToPath(worker);
+    settings.gradrtRequire = createRequire(import.meta.url);
+  }
+  settings.locateFile = (path, prefix) => (path.endsWith('.worker.js') ? location : prefix + path);
+  return settings;
 }

@@ -1,11 +1,14 @@
 // The Runtime that init() returns: runOp, ops(), camelCase helpers, over the C ABI of
-// wasm/bindings.cpp (tensor copies in, one gradrt_run call, tensor copies out).
+// wasm/bindings.cpp (tensor copies in, one gradrt_run call, tensor copies out: into fresh
+// typed arrays, or into the caller's own with options.outputs).
 import { CODES, GradrtError, invalid } from './errors.js';
 import { DTYPES, attrsJson, toTensor } from './tensor.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const MAX_BYTES = 2 ** 31 - 1;
+const DISPOSED = Symbol('disposed');
+const align16 = (n) => Math.ceil(n / 16) * 16;
 
 // 'Conv2DBackpropInput' -> 'conv2dBackpropInput', 'FusedBatchNormGradV3' -> 'fusedBatchNormGradV3'
 export function helperName(op) {
@@ -15,12 +18,14 @@ export function helperName(op) {
 export class Runtime {
   #m;
   #info;
+  #u8 = null;
   #broken = null;
 
-  constructor(module, simd) {
+  constructor(module, simd, threads = 1) {
     this.#m = module;
     this.#info = JSON.parse(this.#string(module._gradrt_info_json()));
     this.simd = simd;
+    this.threads = threads;
     this.version = this.#info.version;
     for (const op of this.#info.ops) {
       const name = helperName(op.name);
@@ -46,70 +51,166 @@ export class Runtime {
     return this.#info.backends.map((b) => ({ ...b }));
   }
 
-  // Bytes of wasm linear memory (it only grows; a diagnostic for leak tests).
-  heapBytes() {
-    return this.#m.HEAPU8.length;
+  // Ends the runtime: the threaded flavour's workers are terminated; later calls throw.
+  dispose() {
+    if (this.#broken) return;
+    this.#broken = DISPOSED;
+    if (this.#m.gradrtTerminate) this.#m.gradrtTerminate();
   }
 
+  // Bytes of wasm linear memory (it only grows; a diagnostic for leak tests).
+  heapBytes() {
+    return this.#heap().length;
+  }
+
+  // options: { backend?: 'auto' | 'cpu' | 'reference', outputs?: { name: destination | null } }
+  // outputs: per output name, a typed array of the output's dtype and exact element count
+  // (or a tensor { data }) that receives the result instead of a fresh array, or null to
+  // drop that output (no copy, left out of the result). Other outputs as by default.
   runOp(op, inputs, attrs = {}, options = {}) {
+    if (this.#broken === DISPOSED) throw new GradrtError('Unavailable', 'gradrt runtime was disposed; call init() again');
     if (this.#broken) throw new GradrtError('Internal', `gradrt runtime is unusable after an earlier trap (${this.#broken}); call init() again`);
     if (typeof op !== 'string') throw invalid('op must be a string (a TensorFlow op name)');
     if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) throw invalid('inputs must be an object { name: tensor }');
     const backend = options && options.backend !== undefined ? options.backend : 'auto';
     if (typeof backend !== 'string') throw invalid('options.backend must be a string');
+    const into = options && options.outputs !== undefined ? this.#destinations(op, options.outputs) : null;
     const tensors = Object.entries(inputs).map(([name, value]) => [name, toTensor(name, value)]);
     const json = attrsJson(attrs);
 
+    // One scratch block of the heap holds the call's arguments, kept across calls (see
+    // #reserve): the input table (float64 records, see wasm/abi.h), then each input's data
+    // (16-byte aligned), then the NUL-terminated UTF-8 strings (op, attrs, backend, input
+    // names), each given room for 3 bytes per UTF-16 unit, UTF-8's worst case.
+    const strings = [op, json, backend, ...tensors.map(([name]) => name)];
+    let tableLen = 0;
+    for (const [, t] of tensors) tableLen += 5 + t.shape.length;
+    let size = tableLen * 8;
+    const dataOff = tensors.map(([, t]) => {
+      const at = align16(size);
+      size = at + t.data.byteLength;
+      return at;
+    });
+    const stringOff = strings.map((s) => {
+      const at = size;
+      size += 3 * s.length + 1;
+      return at;
+    });
+    if (size > MAX_BYTES) throw new GradrtError('ResourceExhausted', `${op}: cannot allocate ${size} bytes in the wasm heap`);
+
     const m = this.#m;
-    const owned = [];
-    const alloc = (bytes) => {
-      const p = bytes > MAX_BYTES ? 0 : m._gradrt_alloc(bytes);
-      if (!p) throw new GradrtError('ResourceExhausted', `${op}: cannot allocate ${bytes} bytes in the wasm heap`);
-      owned.push(p);
-      return p;
-    };
+    const base = this.#reserve(op, size); // may grow the heap: views are taken after it
     try {
-      // Allocate everything first: an allocation may grow (and so replace) the heap views.
-      const strings = [op, json, backend, ...tensors.map(([name]) => name)].map((s) => encoder.encode(s));
-      const stringPtrs = strings.map((s) => alloc(s.length + 1));
-      const dataPtrs = tensors.map(([, t]) => (t.data.byteLength ? alloc(t.data.byteLength) : 0));
-      const table = [];
+      const heap = this.#heap();
+      const ptrs = stringOff.map((off, i) => {
+        const p = base + off;
+        const bytes = encoder.encode(strings[i]); // not encodeInto: browsers refuse it on shared memory
+        heap.set(bytes, p);
+        heap[p + bytes.length] = 0;
+        return p;
+      });
+      const table = new Float64Array(heap.buffer, base, tableLen);
+      let k = 0;
       tensors.forEach(([, t], i) => {
-        table.push(stringPtrs[3 + i], dtypeCode(this.#info, t.dtype), t.shape.length, dataPtrs[i], t.data.byteLength, ...t.shape);
+        const bytes = t.data.byteLength;
+        table.set([ptrs[3 + i], dtypeCode(this.#info, t.dtype), t.shape.length, bytes ? base + dataOff[i] : 0, bytes], k);
+        table.set(t.shape, k + 5);
+        k += 5 + t.shape.length;
+        if (bytes) heap.set(new Uint8Array(t.data.buffer, t.data.byteOffset, bytes), base + dataOff[i]);
       });
-      const tablePtr = table.length ? alloc(table.length * 8) : 0;
 
-      const heap = m.HEAPU8;
-      strings.forEach((s, i) => {
-        heap.set(s, stringPtrs[i]);
-        heap[stringPtrs[i] + s.length] = 0;
-      });
-      tensors.forEach(([, t], i) => {
-        if (dataPtrs[i]) heap.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), dataPtrs[i]);
-      });
-      if (tablePtr) new Float64Array(heap.buffer, tablePtr, table.length).set(table);
-
-      const code = this.#call(() => m._gradrt_run(stringPtrs[0], stringPtrs[1], tablePtr, table.length, stringPtrs[2]));
+      const code = this.#call(() => m._gradrt_run(ptrs[0], ptrs[1], tableLen ? base : 0, tableLen, ptrs[2]));
       if (code !== 0) {
         throw new GradrtError(CODES[code] || 'Internal', this.#string(m._gradrt_error_message()));
       }
-      return this.#outputs();
+      return this.#outputs(op, into);
     } finally {
-      for (const p of owned) m._gradrt_dealloc(p);
       if (!this.#broken) m._gradrt_release_outputs();
     }
   }
 
-  #outputs() {
+  // The scratch block: grown when a call needs more, replaced by a smaller one when a call
+  // needs less than a quarter of it (so one large call does not pin a large block).
+  #scratch = 0;
+  #scratchBytes = 0;
+  #reserve(op, bytes) {
     const m = this.#m;
-    const result = {};
-    for (const [name, code, shape, ptr, bytes] of JSON.parse(this.#string(m._gradrt_outputs_json()))) {
+    if (bytes <= this.#scratchBytes && (bytes * 4 >= this.#scratchBytes || this.#scratchBytes <= 65536)) return this.#scratch;
+    if (this.#scratch) m._gradrt_dealloc(this.#scratch);
+    this.#scratch = 0;
+    this.#scratchBytes = 0;
+    const want = Math.max(4096, bytes);
+    const p = m._gradrt_alloc(want);
+    if (!p) throw new GradrtError('ResourceExhausted', `${op}: cannot allocate ${bytes} bytes in the wasm heap`);
+    this.#scratch = p;
+    this.#scratchBytes = want;
+    return p;
+  }
+
+  // options.outputs -> Map(name -> typed array | null), checked against the op's outputs.
+  #destinations(op, outputs) {
+    if (outputs === null || typeof outputs !== 'object' || Array.isArray(outputs)) {
+      throw invalid('options.outputs must be an object { outputName: typedArray | tensor | null }');
+    }
+    const info = this.#info.ops.find((o) => o.name === op);
+    const map = new Map();
+    for (const [name, dest] of Object.entries(outputs)) {
+      if (dest === undefined) continue;
+      if (info && !info.outputs.includes(name)) throw invalid(`options.outputs: ${op} has no output '${name}' (it has ${info.outputs.join(', ')})`);
+      if (dest === null) map.set(name, null);
+      else if (ArrayBuffer.isView(dest) && !(dest instanceof DataView)) map.set(name, { data: dest });
+      else if (typeof dest === 'object' && ArrayBuffer.isView(dest.data) && !(dest.data instanceof DataView)) map.set(name, { data: dest.data, dtype: dest.dtype });
+      else throw invalid(`options.outputs.${name}: expected a typed array, a tensor { dtype, shape, data } or null`);
+    }
+    return map;
+  }
+
+  #outputs(op, into) {
+    const m = this.#m;
+    const described = JSON.parse(this.#string(m._gradrt_outputs_json()));
+    // Check every destination before writing any (all or nothing).
+    for (const [name, code, shape, , bytes] of described) {
+      const dest = into && into.get(name);
+      if (!dest) continue;
       const dtype = this.#info.dtypes[code];
       const Ctor = DTYPES[dtype];
-      const data = new Ctor(m.HEAPU8.buffer.slice(ptr, ptr + bytes)); // one copy, no zero-fill
+      const count = bytes / Ctor.BYTES_PER_ELEMENT;
+      if (!(dest.data instanceof Ctor) || (dest.dtype !== undefined && dest.dtype !== dtype) || dest.data.length !== count) {
+        const got = `${dest.data.constructor.name}(${dest.data.length})${dest.dtype !== undefined ? ` of dtype ${dest.dtype}` : ''}`;
+        throw invalid(`options.outputs.${name}: ${op} gives a ${dtype} tensor of shape [${shape.join(', ')}], which needs a ${Ctor.name}(${count}), got ${got}`);
+      }
+    }
+    const heap = this.#heap();
+    const shared = !(heap.buffer instanceof ArrayBuffer);
+    const result = {};
+    for (const [name, code, shape, ptr, bytes] of described) {
+      const dtype = this.#info.dtypes[code];
+      const Ctor = DTYPES[dtype];
+      const dest = into ? into.get(name) : undefined;
+      if (dest === null) continue; // dropped by the caller
+      let data;
+      if (dest) {
+        data = dest.data;
+        new Uint8Array(data.buffer, data.byteOffset, bytes).set(heap.subarray(ptr, ptr + bytes));
+      } else if (shared) {
+        // slice() of a SharedArrayBuffer is shared too: copy into a plain ArrayBuffer instead.
+        data = new Ctor(bytes / Ctor.BYTES_PER_ELEMENT);
+        new Uint8Array(data.buffer).set(heap.subarray(ptr, ptr + bytes));
+      } else {
+        data = new Ctor(heap.buffer.slice(ptr, ptr + bytes)); // one copy, no zero-fill
+      }
       result[name] = { dtype, shape, data };
     }
     return result;
+  }
+
+  // The heap as bytes. With threads the memory is a SharedArrayBuffer that another thread
+  // may grow: Emscripten's HEAPU8 then still views the old, shorter buffer.
+  #heap() {
+    const m = this.#m;
+    const buffer = m.gradrtBuffer ? m.gradrtBuffer() : m.HEAPU8.buffer;
+    if (!this.#u8 || this.#u8.buffer !== buffer) this.#u8 = new Uint8Array(buffer);
+    return this.#u8;
   }
 
   // A trap (abort, out of bounds) leaves the wasm instance in an unknown state.
@@ -123,10 +224,10 @@ export class Runtime {
   }
 
   #string(ptr) {
-    const heap = this.#m.HEAPU8;
+    const heap = this.#heap();
     let end = ptr;
     while (end < heap.length && heap[end] !== 0) end++;
-    return decoder.decode(heap.subarray(ptr, end));
+    return decoder.decode(heap.slice(ptr, end)); // a copy: TextDecoder may refuse shared memory
   }
 }
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { init, hasWasmSimd, GradrtError } from '../src/index.js';
 import { load } from '../src/loader.js';
 import { helperName } from '../src/runtime.js';
-import { FLAVOURS, runtime, iota, f32, rng } from './util.js';
+import { FLAVOURS, runtime, iota, f32, rng, random, assertCode } from './util.js';
 
 // GRADRT_OP(Name, stem, "inputs", "outputs") lines of core/include/gradrt/ops.inc
 const OPS_INC = readFileSync(new URL('../../core/include/gradrt/ops.inc', import.meta.url), 'utf8');
@@ -97,6 +97,79 @@ for (const [flavour, options] of FLAVOURS) {
       const before = rt.heapBytes();
       for (let i = 0; i < 10000; i++) call(i);
       assert.equal(rt.heapBytes(), before);
+    });
+
+    // runOp(op, inputs, attrs, { outputs }): results written into the caller's arrays.
+    const convInputs = { input_sizes: [1, 8, 8, 3], filter: f32([3, 3, 3, 4], iota(108)), out_backprop: f32([1, 8, 8, 4], iota(256)) };
+    const convAttrs = { strides: [1, 1, 1, 1], padding: 'SAME' };
+
+    it('options.outputs: a typed array or a tensor receives the output, same values as by default', () => {
+      const want = rt.runOp('Conv2DBackpropInput', convInputs, convAttrs).output;
+      const buffer = new Float32Array(192).fill(NaN);
+      const got = rt.runOp('Conv2DBackpropInput', convInputs, convAttrs, { outputs: { output: buffer } }).output;
+      assert.equal(got.data, buffer);
+      assert.equal(got.dtype, 'float32');
+      assert.deepEqual(got.shape, [1, 8, 8, 3]);
+      assert.deepEqual(buffer, want.data);
+      // a tensor, and a view at an offset into a larger buffer
+      const big = new Float32Array(200).fill(-1);
+      const view = big.subarray(4, 196);
+      const t = { dtype: 'float32', shape: [1, 8, 8, 3], data: view };
+      assert.equal(rt.conv2dBackpropInput(convInputs.input_sizes, convInputs.filter, convInputs.out_backprop, convAttrs, { outputs: { output: t } }).output.data, view);
+      assert.deepEqual(view, want.data);
+      assert.deepEqual(Array.from(big.subarray(0, 4)), [-1, -1, -1, -1]);
+      assert.deepEqual(Array.from(big.subarray(196)), [-1, -1, -1, -1]);
+    });
+
+    it('options.outputs: several outputs, null drops one, others stay fresh copies', () => {
+      const next = rng(5);
+      const x = f32([1, 4, 4, 3], random(48, next)), dy = f32([1, 4, 4, 3], random(48, next));
+      const c = (v) => f32([3], v);
+      const inputs = { y_backprop: dy, x, scale: c([1, 2, 3]), reserve_space_1: c([0.1, 0.2, 0.3]), reserve_space_2: c([1, 2, 0.5]) };
+      const attrs = { epsilon: 0.001, is_training: true };
+      const want = rt.runOp('FusedBatchNormGrad', inputs, attrs);
+      const xb = new Float32Array(48), sb = new Float32Array(3);
+      const got = rt.runOp('FusedBatchNormGrad', inputs, attrs, { outputs: { x_backprop: xb, scale_backprop: sb, offset_backprop: null } });
+      assert.deepEqual(Object.keys(got), Object.keys(want).filter((k) => k !== 'offset_backprop'));
+      assert.equal(got.x_backprop.data, xb);
+      assert.equal(got.scale_backprop.data, sb);
+      for (const k of Object.keys(got)) assert.deepEqual(got[k], want[k], k);
+    });
+
+    it('options.outputs: a wrong destination is InvalidArgument and nothing is written', () => {
+      const buffer = new Float32Array(192).fill(7);
+      const run = (outputs) => rt.runOp('Conv2DBackpropInput', convInputs, convAttrs, { outputs });
+      assertCode(() => run({ output: new Float32Array(191) }), 'InvalidArgument', /needs a Float32Array\(192\)/);
+      assertCode(() => run({ output: new Float64Array(192) }), 'InvalidArgument', /Float64Array/);
+      assertCode(() => run({ output: { dtype: 'float64', shape: [192], data: buffer } }), 'InvalidArgument', /dtype float64/);
+      assertCode(() => run({ nope: buffer }), 'InvalidArgument', /no output 'nope'/);
+      assertCode(() => run({ output: [1, 2] }), 'InvalidArgument', /typed array/);
+      assertCode(() => run([buffer]), 'InvalidArgument');
+      assert.ok(buffer.every((v) => v === 7));
+      // the default path still works after the failures
+      assert.equal(run({}).output.data.length, 192);
+    });
+
+    it('no heap growth over 10,000 calls into caller-owned outputs', () => {
+      const out = new Float32Array(192);
+      const filterOut = new Float32Array(108);
+      const x = f32([1, 8, 8, 3], iota(192));
+      const call = (i) => {
+        if (i % 2) rt.runOp('Conv2DBackpropInput', convInputs, convAttrs, { outputs: { output: out } });
+        else rt.runOp('Conv2DBackpropFilter', { input: x, filter_sizes: [3, 3, 3, 4], out_backprop: convInputs.out_backprop }, convAttrs, { outputs: { output: filterOut } });
+      };
+      for (let i = 0; i < 200; i++) call(i);
+      const before = rt.heapBytes();
+      for (let i = 0; i < 10000; i++) call(i);
+      assert.equal(rt.heapBytes(), before);
+      assert.deepEqual(out, rt.runOp('Conv2DBackpropInput', convInputs, convAttrs).output.data);
+    });
+
+    it('dispose() ends the runtime', async () => {
+      const own = await init(options);
+      own.dispose();
+      assertCode(() => own.runOp('Conv2DBackpropInput', convInputs, convAttrs), 'Unavailable', /disposed/);
+      own.dispose();
     });
   });
 

@@ -65,4 +65,42 @@ describe('demo page in headless Chromium', { skip }, () => {
       await page.close();
     });
   }
+
+  // demo/serve.mjs sends COOP/COEP: the page is cross-origin isolated, so threads: 2 loads the
+  // pthread build (Web Workers over a SharedArrayBuffer heap).
+  it('threaded build on the cross-origin isolated page (?threads=2)', { skip: !existsSync(new URL('../../dist/gradrt-simd-threads.wasm', import.meta.url)) && 'no threaded build' }, async () => {
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await page.goto(`http://127.0.0.1:${server.address().port}/demo/?threads=2`);
+    const info = await page.evaluate(() => window.gradrtDemo.ready);
+    assert.deepEqual([info.crossOriginIsolated, info.simd, info.threads], [true, true, 2]);
+    for (const op of await page.evaluate(() => window.gradrtDemo.ops)) {
+      const r = await page.evaluate((config) => window.gradrtDemo.run(config), { op, h: 24, w: 24, c: 16, m: 8, s: op.includes('Filter') ? 2 : 1 });
+      assert.ok(r.agrees, `${op}: relative error ${r.relErr}`);
+      assert.equal(r.threads, 2);
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('without COOP/COEP, ?threads=2 falls back to one thread, without an error', async () => {
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.route('**/*', async (route) => {
+      const response = await route.fetch();
+      const headers = { ...response.headers() };
+      for (const h of ['cross-origin-opener-policy', 'cross-origin-embedder-policy']) delete headers[h];
+      await route.fulfill({ response, headers });
+    });
+    await page.goto(`http://127.0.0.1:${server.address().port}/demo/?threads=2`);
+    const info = await page.evaluate(() => window.gradrtDemo.ready);
+    assert.deepEqual([info.crossOriginIsolated, info.simd, info.threads], [false, true, 1]);
+    const r = await page.evaluate((config) => window.gradrtDemo.run(config), { op: 'Conv2DBackpropInput', h: 12, w: 12, c: 8, m: 8, s: 1 });
+    assert.ok(r.agrees, `relative error ${r.relErr}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
 });
