@@ -43,6 +43,17 @@ template <class T>
 Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, int64_t splits, float scale,
                     int64_t divisor = 0);
 
+// The filter gradients (conv and depthwise) reduce over k = (n, oy, ox) in chunks, each chunk
+// writing its own partial dw. max_filter_splits: the most chunks the partial buffer allows for a
+// dw of n_dw elements (64 MiB of 4-byte partials, maxStorageBufferRange, int32 indexing).
+int64_t max_filter_splits(const Context& ctx, int64_t n_dw);
+// Records and runs one filter gradient: x and dy in, dw (n_dw elements) out. Kernel k (bindings
+// x, dy, partials) runs with `push` on gx x gy x gz groups and writes push.splits partial dw's
+// (straight into dw when there is one); sum_partials.comp then adds them in chunk order.
+template <class T>
+Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, const T* x, const T* dy, T* dw,
+                           int64_t n_dw, const ConvPush& push, uint32_t gx, uint32_t gy, uint32_t gz);
+
 // The embedded SPIR-V of shaders/<stem>.comp for element type T: <stem>_spv (float32) or
 // <stem>_f64_spv (compiled with -DGRADRT_F64; Context::kernel refuses it without shaderFloat64).
 #define GRADRT_VK_SHADER(T, stem, bindings, Push)                                                       \
