@@ -43,6 +43,30 @@ template <class T>
 Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, int64_t splits, float scale,
                     int64_t divisor = 0);
 
+// Host memory a job uploads (In) or fills (Out).
+struct In {
+  const void* data;
+  size_t bytes;
+};
+struct Out {
+  void* data;
+  size_t bytes;
+};
+// Records and runs the job most ops are: inputs a and b uploaded, kernel k bound to (a, b, out)
+// and dispatched once with `push` on gx x gy x gz groups, out read back.
+template <class Push>
+Status run_one_dispatch(Context& ctx, const Kernel& k, const Push& push, In a, In b, Out out, uint32_t gx,
+                        uint32_t gy = 1, uint32_t gz = 1) {
+  Status s;
+  Job job(ctx);
+  int ba, bb, bout;
+  if (!(s = job.input(a.data, a.bytes, &ba)).ok()) return s;
+  if (!(s = job.input(b.data, b.bytes, &bb)).ok()) return s;
+  if (!(s = job.output(out.data, out.bytes, &bout)).ok()) return s;
+  if (!(s = job.dispatch(k, {ba, bb, bout}, push, gx, gy, gz)).ok()) return s;
+  return job.run();
+}
+
 // The filter gradients (conv and depthwise) reduce over k = (n, oy, ox) in chunks, each chunk
 // writing its own partial dw. max_filter_splits: the most chunks the partial buffer allows for a
 // dw of n_dw elements (64 MiB of 4-byte partials, maxStorageBufferRange, int32 indexing).
