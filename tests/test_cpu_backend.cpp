@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <random>
 #include <string>
@@ -22,12 +23,16 @@ using gradrt::ConvParams;
 using gradrt::Exec;
 using gradrt::FracPoolParams;
 using test::ConvKernel;
+using test::describe;
 using test::random_seq;
 using test::random_vec;
 using test::same_bits;
 namespace simd = gradrt::simd;
 
 int64_t rnd(std::mt19937& rng, int64_t lo, int64_t hi) { return test::uniform(rng, lo, hi); }  // inclusive
+
+// A random small geometry (test::random_conv_params); depthwise: groups = 1, M >= 1.
+ConvParams random_conv(std::mt19937& rng, bool depthwise) { return test::random_conv_params(rng, depthwise); }
 
 struct IsaGuard {  // restores the ISA in use when a test case ends
   simd::Isa saved = simd::cpu_isa();
@@ -58,7 +63,7 @@ void check_conv(ConvKernel k, const ConvParams& p, std::mt19937& rng, std::initi
   const auto w = random_vec<T>(rng, test::is_depthwise(k) ? p.dw_w_elements() : p.w_elements());
   const auto dy = random_vec<T>(rng, p.y_elements());
   const double red = test::reduction_length(k, p);
-  const std::string what = test::describe(p);
+  const std::string what = describe(p);
   CAPTURE(what);
   const auto want = run_conv<T>(gradrt::reference_backend(), k, p, 1, x, w, dy);
   for (simd::Isa isa : simd::supported_isas()) {
@@ -79,7 +84,7 @@ void conv_sweep(ConvKernel k, int cases, uint32_t seed) {
   IsaGuard guard;
   std::mt19937 rng(seed);
   for (int c = 0; c < cases; ++c) {
-    const ConvParams p = test::random_conv_params(rng, test::is_depthwise(k));
+    const ConvParams p = random_conv(rng, test::is_depthwise(k));
     check_conv<T>(k, p, rng, {2, 3});
   }
 }
