@@ -58,7 +58,7 @@ std::vector<T> run_conv(gradrt::Backend* b, ConvKernel k, const ConvParams& p, i
 // Kernel k on p with random data: the cpu backend against the reference for every ISA this
 // machine runs, and the same bits again with each of `threads`.
 template <class T>
-void check_conv(ConvKernel k, const ConvParams& p, std::mt19937& rng, std::initializer_list<int> threads) {
+void check_cpu_conv(ConvKernel k, const ConvParams& p, std::mt19937& rng, std::initializer_list<int> threads) {
   const auto x = random_vec<T>(rng, p.x_elements());
   const auto w = random_vec<T>(rng, test::is_depthwise(k) ? p.dw_w_elements() : p.w_elements());
   const auto dy = random_vec<T>(rng, p.y_elements());
@@ -85,7 +85,7 @@ void conv_sweep(ConvKernel k, int cases, uint32_t seed) {
   std::mt19937 rng(seed);
   for (int c = 0; c < cases; ++c) {
     const ConvParams p = random_conv(rng, test::is_depthwise(k));
-    check_conv<T>(k, p, rng, {2, 3});
+    check_cpu_conv<T>(k, p, rng, {2, 3});
   }
 }
 
@@ -126,7 +126,7 @@ TEST_CASE("cpu: conv kernels on larger shapes (full register tiles, several K ch
       test::same_conv_params(1, 9, 9, 96, 130, 1, 1), test::same_conv_params(1, 10, 11, 48, 36, 3, 1, 3),
       test::same_conv_params(2, 20, 21, 28, 40, 3, 1)};
   for (const ConvParams& p : shapes)
-    for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter}) check_conv<float>(k, p, rng, {2});
+    for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter}) check_cpu_conv<float>(k, p, rng, {2});
 }
 
 TEST_CASE("cpu: conv kernels with empty operands") {
