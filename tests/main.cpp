@@ -1,5 +1,9 @@
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
 
 // LeakSanitizer (GRADRT_SANITIZE=ON): the Vulkan loader and Mesa's lavapipe driver keep
 // allocations for the life of the process; they are not gradrt's leaks. (A weak hook the
@@ -7,4 +11,23 @@
 extern "C" const char* __lsan_default_suppressions() {
   return "leak:libvulkan.so\nleak:libvulkan_lvp.so\nleak:libvulkan_radeon.so\nleak:libvulkan_intel.so\n"
          "leak:libVkLayer_khronos_validation.so\nleak:libdrm\nleak:libLLVM\n";
+}
+
+// Defined in vulkan/vulkan_backend.cpp; null when gradrt is built without Vulkan.
+namespace gradrt::vk::testing {
+__attribute__((weak)) std::vector<std::string> validation_messages();
+}
+
+// Runs the selected test cases, then fails the run if the Khronos validation layer said
+// anything at all (GRADRT_VULKAN_VALIDATION=1): the vulkan:* cases check their own kernels,
+// this catches the vulkan backend used through run_op by the sweep, golden and hostile cases.
+int main(int argc, char** argv) {
+  doctest::Context context(argc, argv);
+  const int rc = context.run();
+  if (context.shouldExit() || !gradrt::vk::testing::validation_messages) return rc;
+  const std::vector<std::string> messages = gradrt::vk::testing::validation_messages();
+  if (messages.empty()) return rc;
+  std::fprintf(stderr, "FAILED: %zu Vulkan validation messages during the run; the first:\n", messages.size());
+  for (size_t i = 0; i < messages.size() && i < 5; ++i) std::fprintf(stderr, "  %s\n", messages[i].c_str());
+  return rc ? rc : 1;
 }

@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: native suite (all backends; Vulkan on lavapipe with the
-# validation layer), every forced CPU ISA, the sanitized suite, the fuzzers, the aarch64
+# validation layer), every forced CPU ISA, the sanitized suites, the fuzzers, the aarch64
 # suite under qemu, and the wasm/npm package in Node and Chromium.
-# Usage: tests/run_all.sh [stage...]   (stages: native isa asan fuzz aarch64 web; default all)
+# Usage: tests/run_all.sh [stage...]   (stages: native isa asan tsan fuzz aarch64 web; default all)
+#   native   Release build in build/, every ctest group, Vulkan with validation; install consumers
+#   isa      the cpu groups again with each forced ISA (GRADRT_CPU_ISA)
+#   asan     ASan + UBSan + LSan build in build-asan, every ctest group
+#   tsan     ThreadSanitizer build in build-tsan (-DGRADRT_SANITIZE=thread, Vulkan and CLI off),
+#            the threads:* and cpu:* cases with halt_on_error=1 (a few minutes on 2 cores)
+#   fuzz     the libFuzzer targets, FUZZ_SECONDS (60) each
+#   aarch64  cross build in build-aarch64, the suite under qemu
+#   web      wasm builds and the npm package tests (Node, Chromium)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-((${#stages[@]})) || stages=(native isa asan fuzz aarch64 web)
+((${#stages[@]})) || stages=(native isa asan tsan fuzz aarch64 web)
 
 bash tests/setup.sh
 
@@ -46,6 +54,12 @@ for s in "${stages[@]}"; do
       build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRADRT_SANITIZE=ON
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         ctest --test-dir build-asan --output-on-failure -j "$jobs"
+      ;;
+    tsan)
+      stage "ThreadSanitizer: the thread pool and the cpu kernels"
+      build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRADRT_SANITIZE=thread -DGRADRT_VULKAN=OFF -DGRADRT_CLI=OFF
+      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+        build-tsan/tests/gradrt_tests --test-case='threads:*,cpu:*' --no-version
       ;;
     fuzz)
       stage "libFuzzer targets (${FUZZ_SECONDS:-60} s each)"

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backend.h"
+#include "cases.h"
 #include "simd/cpu_isa.h"
 
 namespace {
@@ -20,172 +22,70 @@ using gradrt::BatchNormParams;
 using gradrt::ConvParams;
 using gradrt::Exec;
 using gradrt::FracPoolParams;
+using test::ConvKernel;
+using test::describe;
+using test::random_seq;
+using test::random_vec;
+using test::same_bits;
 namespace simd = gradrt::simd;
+
+int64_t rnd(std::mt19937& rng, int64_t lo, int64_t hi) { return test::uniform(rng, lo, hi); }  // inclusive
+
+// A random small geometry (test::random_conv_params); depthwise: groups = 1, M >= 1.
+ConvParams random_conv(std::mt19937& rng, bool depthwise) { return test::random_conv_params(rng, depthwise); }
 
 struct IsaGuard {  // restores the ISA in use when a test case ends
   simd::Isa saved = simd::cpu_isa();
   ~IsaGuard() { simd::set_cpu_isa(saved); }
 };
 
-template <class T>
-std::vector<T> random_vec(std::mt19937& rng, int64_t n, double lo = -1, double hi = 1) {
-  std::uniform_real_distribution<double> d(lo, hi);
-  std::vector<T> v(static_cast<size_t>(n));
-  for (auto& e : v) e = T(d(rng));
-  return v;
-}
-
-int64_t rnd(std::mt19937& rng, int64_t lo, int64_t hi) {  // inclusive
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
-// Random geometry: odd sizes, channel counts off the vector widths, strides 1-3,
-// dilations 1-2, SAME/VALID-like and uneven padding. depthwise: groups = 1, M >= 1.
-ConvParams random_conv(std::mt19937& rng, bool depthwise) {
-  for (;;) {
-    ConvParams p;
-    p.batch = rnd(rng, 1, 2);
-    p.in_h = rnd(rng, 1, 11);
-    p.in_w = rnd(rng, 1, 13);
-    p.filter_h = rnd(rng, 1, 4);
-    p.filter_w = rnd(rng, 1, 4);
-    p.stride_h = rnd(rng, 1, 3);
-    p.stride_w = rnd(rng, 1, 3);
-    p.dilation_h = rnd(rng, 1, 2);
-    p.dilation_w = rnd(rng, 1, 2);
-    if (depthwise) {
-      p.in_c = rnd(rng, 1, 37);
-      p.depth_multiplier = rnd(rng, 0, 3) == 0 ? rnd(rng, 2, 3) : 1;
-      p.filter_in_c = p.in_c;
-      p.out_c = p.in_c * p.depth_multiplier;
-    } else {
-      p.groups = rnd(rng, 0, 3) == 0 ? rnd(rng, 2, 3) : 1;
-      p.filter_in_c = rnd(rng, 1, 41);
-      p.in_c = p.filter_in_c * p.groups;
-      p.out_c = rnd(rng, 1, 45) * p.groups;
-    }
-    const int64_t eh = (p.filter_h - 1) * p.dilation_h + 1, ew = (p.filter_w - 1) * p.dilation_w + 1;
-    const int64_t pt = rnd(rng, 0, eh - 1), pb = rnd(rng, 0, eh - 1);
-    const int64_t pl = rnd(rng, 0, ew - 1), pr = rnd(rng, 0, ew - 1);
-    if (p.in_h + pt + pb < eh || p.in_w + pl + pr < ew) continue;
-    p.pad_top = pt;
-    p.pad_left = pl;
-    p.out_h = (p.in_h + pt + pb - eh) / p.stride_h + 1;
-    p.out_w = (p.in_w + pl + pr - ew) / p.stride_w + 1;
-    return p;
-  }
-}
-
-// |got - want| <= tol, tol scaled with the reduction length k and the data's magnitude.
+// cpu vs reference within 8 eps per summed term (the cpu accumulates in T, the reference in double).
 template <class T>
 void check_close(const std::vector<T>& got, const std::vector<T>& want, double k, double scale, const std::string& what) {
-  const double eps = std::is_same_v<T, float> ? 1.2e-7 : 2.3e-16;
-  const double tol = 8 * eps * std::max(1.0, k) * std::max(1.0, scale) + 1e-30;
-  REQUIRE(got.size() == want.size());
-  size_t bad = 0, first = 0;
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double e = std::fabs(double(got[i]) - double(want[i]));
-    if (!(e <= tol)) {
-      if (!bad) first = i;
-      ++bad;
-      worst = std::max(worst, e);
-    }
-  }
-  INFO(what << " first bad index " << first << " got " << (got.empty() ? 0.0 : double(got[first])) << " want "
-            << (want.empty() ? 0.0 : double(want[first])) << " worst " << worst << " tol " << tol);
-  CHECK(bad == 0);
+  test::check_near(got, want, k, scale, 8, what);
 }
 
+// Kernel k on backend b; a failed status fails the test case.
 template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
-std::string describe(const ConvParams& p) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "n%lld %lldx%lldx%lld -> %lldx%lldx%lld f%lldx%lldx%lld g%lld m%lld s%lld,%lld d%lld,%lld p%lld,%lld",
-                (long long)p.batch, (long long)p.in_h, (long long)p.in_w, (long long)p.in_c, (long long)p.out_h,
-                (long long)p.out_w, (long long)p.out_c, (long long)p.filter_h, (long long)p.filter_w,
-                (long long)p.filter_in_c, (long long)p.groups, (long long)p.depth_multiplier, (long long)p.stride_h,
-                (long long)p.stride_w, (long long)p.dilation_h, (long long)p.dilation_w, (long long)p.pad_top,
-                (long long)p.pad_left);
-  return buf;
-}
-
-enum class ConvKernel { fwd, bwd_input, bwd_filter, dw_fwd, dw_bwd_input, dw_bwd_filter };
-
-// Runs one conv-family kernel on backend b; returns the output.
-template <class T>
-std::vector<T> run_conv(gradrt::Backend* b, ConvKernel k, const ConvParams& p, int threads,
-                        const std::vector<T>& x, const std::vector<T>& w, const std::vector<T>& dy) {
-  Exec e{threads};
+std::vector<T> run_conv(gradrt::Backend* b, ConvKernel k, const ConvParams& p, int threads, const std::vector<T>& x,
+                        const std::vector<T>& w, const std::vector<T>& dy) {
   std::vector<T> out;
-  gradrt::Status s;
-  switch (k) {
-    case ConvKernel::fwd:
-      out.assign(p.y_elements(), T(-7));
-      s = b->conv2d(e, p, x.data(), w.data(), out.data());
-      break;
-    case ConvKernel::bwd_input:
-      out.assign(p.x_elements(), T(-7));
-      s = b->conv2d_backprop_input(e, p, w.data(), dy.data(), out.data());
-      break;
-    case ConvKernel::bwd_filter:
-      out.assign(p.w_elements(), T(-7));
-      s = b->conv2d_backprop_filter(e, p, x.data(), dy.data(), out.data());
-      break;
-    case ConvKernel::dw_fwd:
-      out.assign(p.y_elements(), T(-7));
-      s = b->depthwise_conv2d_native(e, p, x.data(), w.data(), out.data());
-      break;
-    case ConvKernel::dw_bwd_input:
-      out.assign(p.x_elements(), T(-7));
-      s = b->depthwise_conv2d_native_backprop_input(e, p, w.data(), dy.data(), out.data());
-      break;
-    case ConvKernel::dw_bwd_filter:
-      out.assign(p.dw_w_elements(), T(-7));
-      s = b->depthwise_conv2d_native_backprop_filter(e, p, x.data(), dy.data(), out.data());
-      break;
-  }
-  REQUIRE(s.ok());
+  const gradrt::Status s = test::run_conv(b, k, p, threads, x, w, dy, &out);
+  REQUIRE_MESSAGE(s.ok(), s.to_string());
   return out;
 }
 
+// Kernel k on p with random data: the cpu backend against the reference for every ISA this
+// machine runs, and the same bits again with each of `threads`.
+template <class T>
+void check_cpu_conv(ConvKernel k, const ConvParams& p, std::mt19937& rng, std::initializer_list<int> threads) {
+  const auto x = random_vec<T>(rng, p.x_elements());
+  const auto w = random_vec<T>(rng, test::is_depthwise(k) ? p.dw_w_elements() : p.w_elements());
+  const auto dy = random_vec<T>(rng, p.y_elements());
+  const double red = test::reduction_length(k, p);
+  const std::string what = describe(p);
+  CAPTURE(what);
+  const auto want = run_conv<T>(gradrt::reference_backend(), k, p, 1, x, w, dy);
+  for (simd::Isa isa : simd::supported_isas()) {
+    REQUIRE(simd::set_cpu_isa(isa));
+    CAPTURE(simd::isa_name(isa));
+    const auto got1 = run_conv<T>(gradrt::cpu_backend(), k, p, 1, x, w, dy);
+    check_close(got1, want, red, std::sqrt(red), what);
+    for (int n : threads) {
+      const auto got = run_conv<T>(gradrt::cpu_backend(), k, p, n, x, w, dy);
+      CHECK_MESSAGE(same_bits(got, got1), "threads " << n << " changed the bits");
+    }
+  }
+}
+
+// `cases` random small geometries (test::random_conv_params) for kernel k.
 template <class T>
 void conv_sweep(ConvKernel k, int cases, uint32_t seed) {
   IsaGuard guard;
-  const bool dw = k == ConvKernel::dw_fwd || k == ConvKernel::dw_bwd_input || k == ConvKernel::dw_bwd_filter;
   std::mt19937 rng(seed);
   for (int c = 0; c < cases; ++c) {
-    const ConvParams p = random_conv(rng, dw);
-    const int64_t wn = dw ? p.dw_w_elements() : p.w_elements();
-    auto x = random_vec<T>(rng, p.x_elements());
-    auto w = random_vec<T>(rng, wn);
-    auto dy = random_vec<T>(rng, p.y_elements());
-    double red = 0;  // reduction length of one output
-    switch (k) {
-      case ConvKernel::fwd: red = double(p.filter_h * p.filter_w * p.filter_in_c); break;
-      case ConvKernel::bwd_input: red = double(p.filter_h * p.filter_w * (p.out_c / p.groups)); break;
-      case ConvKernel::bwd_filter:
-      case ConvKernel::dw_bwd_filter: red = double(p.batch * p.out_h * p.out_w); break;
-      case ConvKernel::dw_fwd: red = double(p.filter_h * p.filter_w); break;
-      case ConvKernel::dw_bwd_input: red = double(p.filter_h * p.filter_w * p.depth_multiplier); break;
-    }
-    const auto want = run_conv<T>(gradrt::reference_backend(), k, p, 1, x, w, dy);
-    for (simd::Isa isa : simd::supported_isas()) {
-      REQUIRE(simd::set_cpu_isa(isa));
-      CAPTURE(simd::isa_name(isa));
-      const std::string what = describe(p);
-      CAPTURE(what);
-      const auto got1 = run_conv<T>(gradrt::cpu_backend(), k, p, 1, x, w, dy);
-      check_close(got1, want, red, std::sqrt(red), what);
-      for (int threads : {2, 3}) {
-        const auto got = run_conv<T>(gradrt::cpu_backend(), k, p, threads, x, w, dy);
-        CHECK_MESSAGE(same_bits(got, got1), "threads " << threads << " changed the bits");
-      }
-    }
+    const ConvParams p = random_conv(rng, test::is_depthwise(k));
+    check_cpu_conv<T>(k, p, rng, {2, 3});
   }
 }
 
@@ -219,63 +119,27 @@ TEST_CASE("cpu: DepthwiseConv2dNativeBackpropFilter vs reference") {
 TEST_CASE("cpu: conv kernels on larger shapes (full register tiles, several K chunks)") {
   IsaGuard guard;
   std::mt19937 rng(99);
-  // 3x3 SAME stride 1 and 2, 1x1, a group conv; channels on and off the tile sizes.
-  const int64_t shapes[][8] = {  // in_h, in_w, in_c, out_c, f, stride, groups, batch
-      {14, 15, 64, 64, 3, 1, 1, 1}, {13, 12, 40, 72, 3, 2, 1, 2}, {9, 9, 96, 130, 1, 1, 1, 1}, {10, 11, 48, 36, 3, 1, 3, 1},
-      {20, 21, 28, 40, 3, 1, 1, 2}};  // the last: 840 output pixels, several K chunks of the filter gradient
-  for (const auto& s : shapes) {
-    ConvParams p;
-    p.batch = s[7];
-    p.in_h = s[0];
-    p.in_w = s[1];
-    p.in_c = s[2];
-    p.out_c = s[3];
-    p.filter_h = p.filter_w = s[4];
-    p.stride_h = p.stride_w = s[5];
-    p.groups = s[6];
-    p.filter_in_c = p.in_c / p.groups;
-    p.out_h = (p.in_h + p.stride_h - 1) / p.stride_h;
-    p.out_w = (p.in_w + p.stride_w - 1) / p.stride_w;
-    const int64_t ph = std::max<int64_t>((p.out_h - 1) * p.stride_h + p.filter_h - p.in_h, 0);
-    const int64_t pw = std::max<int64_t>((p.out_w - 1) * p.stride_w + p.filter_w - p.in_w, 0);
-    p.pad_top = ph / 2;
-    p.pad_left = pw / 2;
-    auto x = random_vec<float>(rng, p.x_elements());
-    auto w = random_vec<float>(rng, p.w_elements());
-    auto dy = random_vec<float>(rng, p.y_elements());
-    for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter}) {
-      const double red = k == ConvKernel::fwd        ? double(p.filter_h * p.filter_w * p.filter_in_c)
-                         : k == ConvKernel::bwd_input ? double(p.filter_h * p.filter_w * p.out_c / p.groups)
-                                                      : double(p.batch * p.out_h * p.out_w);
-      const auto want = run_conv<float>(gradrt::reference_backend(), k, p, 1, x, w, dy);
-      for (simd::Isa isa : simd::supported_isas()) {
-        REQUIRE(simd::set_cpu_isa(isa));
-        CAPTURE(simd::isa_name(isa));
-        const auto got = run_conv<float>(gradrt::cpu_backend(), k, p, 1, x, w, dy);
-        check_close(got, want, red, std::sqrt(red), describe(p));
-        CHECK(same_bits(run_conv<float>(gradrt::cpu_backend(), k, p, 2, x, w, dy), got));
-      }
-    }
-  }
+  // 3x3 SAME stride 1 and 2, 1x1, a group conv; channels on and off the tile sizes. The last:
+  // 840 output pixels, several K chunks of the filter gradient.
+  const ConvParams shapes[] = {
+      test::same_conv_params(1, 14, 15, 64, 64, 3, 1), test::same_conv_params(2, 13, 12, 40, 72, 3, 2),
+      test::same_conv_params(1, 9, 9, 96, 130, 1, 1), test::same_conv_params(1, 10, 11, 48, 36, 3, 1, 3),
+      test::same_conv_params(2, 20, 21, 28, 40, 3, 1)};
+  for (const ConvParams& p : shapes)
+    for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter}) check_cpu_conv<float>(k, p, rng, {2});
 }
 
 TEST_CASE("cpu: conv kernels with empty operands") {
-  ConvParams p;
-  p.batch = 0;
-  p.in_h = p.in_w = 5;
-  p.in_c = 3;
-  p.out_h = p.out_w = 5;
-  p.out_c = 4;
-  p.filter_h = p.filter_w = 3;
-  p.filter_in_c = 3;
-  p.pad_top = p.pad_left = 1;
-  std::vector<float> dw(p.w_elements(), -1.f), dwd(p.w_elements(), -1.f);
-  REQUIRE(gradrt::cpu_backend()->conv2d_backprop_filter(Exec{2}, p, nullptr, nullptr, dw.data()).ok());
-  for (float v : dw) CHECK(v == 0.f);
-  std::vector<float> ddw(p.dw_w_elements() * 1, -1.f);
-  p.out_c = 3;
-  REQUIRE(gradrt::cpu_backend()->depthwise_conv2d_native_backprop_filter(Exec{2}, p, nullptr, nullptr, ddw.data()).ok());
-  for (float v : ddw) CHECK(v == 0.f);
+  // Only the filter gradients have outputs: zeros (an empty sum), the same as the reference.
+  for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter, ConvKernel::dw_fwd,
+                       ConvKernel::dw_bwd_input, ConvKernel::dw_bwd_filter})
+    for (const ConvParams& p : test::empty_conv_params(test::is_depthwise(k))) {
+      CAPTURE(test::describe(p));
+      const std::vector<float> none, w(p.w_elements() + p.dw_w_elements(), 1.f);
+      const auto want = run_conv<float>(gradrt::reference_backend(), k, p, 1, none, w, none);
+      CHECK(run_conv<float>(gradrt::cpu_backend(), k, p, 2, none, w, none) == want);
+      for (float v : want) CHECK(v == 0.f);
+    }
 }
 
 namespace {
@@ -339,26 +203,6 @@ void batch_norm_sweep(int cases, uint32_t seed) {
       }
     }
   }
-}
-
-// Pooling sequence with n+1 entries from 0 to size: strictly increasing, or (dups) with
-// repeated entries, which make empty cells.
-std::vector<int64_t> random_seq(std::mt19937& rng, int64_t size, int64_t n, bool dups) {
-  std::vector<int64_t> s;
-  s.push_back(0);
-  if (dups) {
-    for (int64_t i = 1; i < n; ++i) s.push_back(rnd(rng, 0, size));
-    std::sort(s.begin(), s.end());
-  } else {
-    std::vector<int64_t> cuts;
-    for (int64_t i = 1; i < size; ++i) cuts.push_back(i);
-    std::shuffle(cuts.begin(), cuts.end(), rng);
-    cuts.resize(n - 1);
-    std::sort(cuts.begin(), cuts.end());
-    s.insert(s.end(), cuts.begin(), cuts.end());
-  }
-  s.push_back(size);
-  return s;
 }
 
 template <class T>

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "cases.h"
 
 // Hooks defined in vulkan/ (vulkan_backend.cpp, testing.cpp). Weak: when gradrt is built
 // without Vulkan they are null and the tests that need them are skipped.
@@ -39,6 +40,8 @@ using gradrt::ConvParams;
 using gradrt::Exec;
 using gradrt::FracPoolParams;
 using gradrt::Status;
+using test::ConvKernel;
+using test::random_vec;
 namespace hooks = gradrt::vk::testing;
 
 // The backend under test, or nullptr after printing why the case is skipped.
@@ -74,126 +77,25 @@ struct ValidationCheck {
   }
 };
 
-template <class T = float>
-std::vector<T> random_vec(std::mt19937& rng, int64_t n, double lo = -1, double hi = 1) {
-  std::uniform_real_distribution<double> d(lo, hi);
-  std::vector<T> v(static_cast<size_t>(n));
-  for (auto& e : v) e = T(d(rng));
-  return v;
-}
+int64_t rnd(std::mt19937& rng, int64_t lo, int64_t hi) { return test::uniform(rng, lo, hi); }  // inclusive
 
-int64_t rnd(std::mt19937& rng, int64_t lo, int64_t hi) {  // inclusive
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
-// |got - want| <= tol, tol growing with the reduction length k and the data's magnitude
-// (float accumulation on the device vs double in the reference).
+// vulkan vs reference within 16 eps per summed term (float accumulation on the device, in
+// another order than the cpu's, vs double in the reference).
 template <class T>
 void check_close(const std::vector<T>& got, const std::vector<T>& want, double k, double scale,
                  const std::string& what) {
-  const double eps = std::is_same_v<T, float> ? 1.2e-7 : 2.3e-16;
-  const double tol = 16 * eps * std::max(1.0, k) * std::max(1.0, scale);
-  REQUIRE(got.size() == want.size());
-  size_t bad = 0, first = 0;
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double e = std::fabs(double(got[i]) - double(want[i]));
-    if (!(e <= tol)) {
-      if (!bad) first = i;
-      ++bad;
-      worst = std::max(worst, e);
-    }
-  }
-  INFO(what << ": " << bad << " bad, first index " << first << " got " << (got.empty() ? 0.0 : got[first])
-            << " want " << (want.empty() ? 0.0 : want[first]) << " worst " << worst << " tol " << tol);
-  CHECK(bad == 0);
+  test::check_near(got, want, k, scale, 16, what);
 }
 
+// Random geometry as in the cpu tests (test::random_conv_params), groups and depth
+// multipliers in one case of three; big: several tiles and split-K.
 ConvParams random_conv(std::mt19937& rng, bool depthwise, bool big) {
-  for (;;) {
-    ConvParams p;
-    p.batch = big ? rnd(rng, 2, 3) : rnd(rng, 1, 2);
-    p.in_h = big ? rnd(rng, 17, 33) : rnd(rng, 1, 11);
-    p.in_w = big ? rnd(rng, 17, 35) : rnd(rng, 1, 13);
-    p.filter_h = rnd(rng, 1, 4);
-    p.filter_w = rnd(rng, 1, 4);
-    p.stride_h = rnd(rng, 1, 3);
-    p.stride_w = rnd(rng, 1, 3);
-    p.dilation_h = rnd(rng, 1, 2);
-    p.dilation_w = rnd(rng, 1, 2);
-    if (depthwise) {
-      p.in_c = big ? rnd(rng, 30, 70) : rnd(rng, 1, 37);
-      p.depth_multiplier = rnd(rng, 0, 2) == 0 ? rnd(rng, 2, 3) : 1;
-      p.filter_in_c = p.in_c;
-      p.out_c = p.in_c * p.depth_multiplier;
-    } else {
-      p.groups = rnd(rng, 0, 2) == 0 ? rnd(rng, 2, 3) : 1;
-      p.filter_in_c = big ? rnd(rng, 9, 45) : rnd(rng, 1, 41);
-      p.in_c = p.filter_in_c * p.groups;
-      p.out_c = (big ? rnd(rng, 17, 90) : rnd(rng, 1, 45)) * p.groups;
-    }
-    const int64_t eh = (p.filter_h - 1) * p.dilation_h + 1, ew = (p.filter_w - 1) * p.dilation_w + 1;
-    const int64_t pt = rnd(rng, 0, eh - 1), pb = rnd(rng, 0, eh - 1);
-    const int64_t pl = rnd(rng, 0, ew - 1), pr = rnd(rng, 0, ew - 1);
-    if (p.in_h + pt + pb < eh || p.in_w + pl + pr < ew) continue;
-    p.pad_top = pt;
-    p.pad_left = pl;
-    p.out_h = (p.in_h + pt + pb - eh) / p.stride_h + 1;
-    p.out_w = (p.in_w + pl + pr - ew) / p.stride_w + 1;
-    return p;
-  }
+  return test::random_conv_params(rng, depthwise, big, 3);
 }
 
-std::string describe(const ConvParams& p) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "n%lld %lldx%lldx%lld -> %lldx%lldx%lld f%lldx%lldx%lld g%lld m%lld s%lld,%lld d%lld,%lld p%lld,%lld",
-                (long long)p.batch, (long long)p.in_h, (long long)p.in_w, (long long)p.in_c, (long long)p.out_h,
-                (long long)p.out_w, (long long)p.out_c, (long long)p.filter_h, (long long)p.filter_w,
-                (long long)p.filter_in_c, (long long)p.groups, (long long)p.depth_multiplier, (long long)p.stride_h,
-                (long long)p.stride_w, (long long)p.dilation_h, (long long)p.dilation_w, (long long)p.pad_top,
-                (long long)p.pad_left);
-  return buf;
-}
-
-enum class ConvKernel { fwd, bwd_input, bwd_filter, dw_fwd, dw_bwd_input, dw_bwd_filter };
-
-bool is_depthwise(ConvKernel k) {
-  return k == ConvKernel::dw_fwd || k == ConvKernel::dw_bwd_input || k == ConvKernel::dw_bwd_filter;
-}
-
-template <class T>
-Status run_conv(Backend* b, ConvKernel k, const ConvParams& p, const std::vector<T>& x, const std::vector<T>& w,
-                const std::vector<T>& dy, std::vector<T>* out) {
-  const Exec e{1};
-  switch (k) {
-    case ConvKernel::fwd:
-      out->assign(p.y_elements(), -7.0f);
-      return b->conv2d(e, p, x.data(), w.data(), out->data());
-    case ConvKernel::bwd_input:
-      out->assign(p.x_elements(), -7.0f);
-      return b->conv2d_backprop_input(e, p, w.data(), dy.data(), out->data());
-    case ConvKernel::bwd_filter:
-      out->assign(p.w_elements(), -7.0f);
-      return b->conv2d_backprop_filter(e, p, x.data(), dy.data(), out->data());
-    case ConvKernel::dw_fwd:
-      out->assign(p.y_elements(), -7.0f);
-      return b->depthwise_conv2d_native(e, p, x.data(), w.data(), out->data());
-    case ConvKernel::dw_bwd_input:
-      out->assign(p.x_elements(), -7.0f);
-      return b->depthwise_conv2d_native_backprop_input(e, p, w.data(), dy.data(), out->data());
-    case ConvKernel::dw_bwd_filter:
-      out->assign(p.dw_w_elements(), -7.0f);
-      return b->depthwise_conv2d_native_backprop_filter(e, p, x.data(), dy.data(), out->data());
-  }
-  return Status(Code::Internal, "unknown kernel");
-}
-
-// Unimplemented for float64 on a device without shaderFloat64: the case is skipped.
-bool no_f64(const Status& s) {
-  if (s.code() != Code::Unimplemented || s.message().find("shaderFloat64") == std::string::npos) return false;
-  MESSAGE("float64 skipped: " << s.message());
-  return true;
+Status run_conv(Backend* b, ConvKernel k, const ConvParams& p, const std::vector<float>& x,
+                const std::vector<float>& w, const std::vector<float>& dy, std::vector<float>* out) {
+  return test::run_conv(b, k, p, 1, x, w, dy, out);
 }
 
 template <class T>
@@ -201,35 +103,136 @@ void conv_sweep(ConvKernel k, int cases, int big_cases, uint32_t seed) {
   Backend* vk = vulkan_or_skip();
   if (!vk) return;
   ValidationCheck validation;
-  const bool dw = is_depthwise(k);
+  const bool dw = test::is_depthwise(k);
   std::mt19937 rng(seed);
   for (int c = 0; c < cases + big_cases; ++c) {
     const ConvParams p = random_conv(rng, dw, c >= cases);
     const auto x = random_vec<T>(rng, p.x_elements());
     const auto w = random_vec<T>(rng, dw ? p.dw_w_elements() : p.w_elements());
     const auto dy = random_vec<T>(rng, p.y_elements());
-    double red = 0;  // reduction length of one output
-    switch (k) {
-      case ConvKernel::fwd: red = double(p.filter_h * p.filter_w * p.filter_in_c); break;
-      case ConvKernel::bwd_input: red = double(p.filter_h * p.filter_w * (p.out_c / p.groups)); break;
-      case ConvKernel::bwd_filter:
-      case ConvKernel::dw_bwd_filter: red = double(p.batch * p.out_h * p.out_w); break;
-      case ConvKernel::dw_fwd: red = double(p.filter_h * p.filter_w); break;
-      case ConvKernel::dw_bwd_input: red = double(p.filter_h * p.filter_w * p.depth_multiplier); break;
-    }
-    const std::string what = describe(p);
+    const double red = test::reduction_length(k, p);
+    const std::string what = test::describe(p);
     CAPTURE(what);
     std::vector<T> want, got, again;
-    REQUIRE(run_conv(gradrt::reference_backend(), k, p, x, w, dy, &want).ok());
-    const Status s = run_conv(vk, k, p, x, w, dy, &got);
-    if (no_f64(s)) return;
+    REQUIRE(test::run_conv(gradrt::reference_backend(), k, p, 1, x, w, dy, &want).ok());
+    const Status s = test::run_conv(vk, k, p, 1, x, w, dy, &got);
+    if (test::device_lacks_dtype(s)) return;
     REQUIRE_MESSAGE(s.ok(), s.to_string());
     check_close(got, want, red, std::sqrt(red), what);
     if (c % 5 == 0) {  // same inputs, same bits (no atomics, fixed reduction order)
-      REQUIRE(run_conv(vk, k, p, x, w, dy, &again).ok());
-      CHECK(std::memcmp(got.data(), again.data(), got.size() * sizeof(T)) == 0);
+      REQUIRE(test::run_conv(vk, k, p, 1, x, w, dy, &again).ok());
+      CHECK(test::same_bits(got, again));
     }
   }
+}
+
+// FusedBatchNorm's kernels, batch_norm_stats then batch_norm_apply with the batch statistics:
+// `cases` random [rows, channels], the last `big` of them with rows from 3000 to big_rows
+// (several row splits). False when the device lacks T (float64).
+template <class T>
+bool batch_norm_sweep(Backend* vk, uint32_t seed, int cases, int big, int64_t big_rows, int64_t max_channels) {
+  std::mt19937 rng(seed);
+  const Exec e{1};
+  Backend* ref = gradrt::reference_backend();
+  for (int c = 0; c < cases; ++c) {
+    BatchNormParams p;
+    p.rows = c < cases - big ? rnd(rng, 1, 300) : rnd(rng, 3000, big_rows);
+    p.channels = rnd(rng, 1, max_channels);
+    p.epsilon = c % 2 ? 0.001f : 1e-5f;
+    CAPTURE(p.rows);
+    CAPTURE(p.channels);
+    const size_t n = size_t(p.rows * p.channels), ch = size_t(p.channels);
+    const auto x = random_vec<T>(rng, n, -2, 3);
+    const auto scale = random_vec<T>(rng, ch, 0.5, 2), offset = random_vec<T>(rng, ch);
+    std::vector<T> m0(ch), v0(ch), m1(ch, T(-7)), v1(ch, T(-7));
+    REQUIRE(ref->batch_norm_stats(e, p, x.data(), m0.data(), v0.data()).ok());
+    Status s = vk->batch_norm_stats(e, p, x.data(), m1.data(), v1.data());
+    if (test::device_lacks_dtype(s)) return false;
+    REQUIRE_MESSAGE(s.ok(), s.to_string());
+    check_close(m1, m0, double(p.rows), 3, "mean");
+    check_close(v1, v0, double(p.rows), 9, "variance");
+    std::vector<T> y0(n), y1(n, T(-7));
+    REQUIRE(ref->batch_norm_apply(e, p, x.data(), scale.data(), offset.data(), m0.data(), v0.data(), y0.data()).ok());
+    s = vk->batch_norm_apply(e, p, x.data(), scale.data(), offset.data(), m0.data(), v0.data(), y1.data());
+    REQUIRE_MESSAGE(s.ok(), s.to_string());
+    check_close(y1, y0, 4, 8, "y");
+  }
+  return true;
+}
+
+// FusedBatchNormGrad, training and inference formulas alternating; rows as batch_norm_sweep.
+template <class T>
+bool batch_norm_grad_sweep(Backend* vk, uint32_t seed, int cases, int big, int64_t big_rows, int64_t max_channels) {
+  std::mt19937 rng(seed);
+  const Exec e{1};
+  for (int c = 0; c < cases; ++c) {
+    BatchNormParams p;
+    p.rows = c < cases - big ? rnd(rng, 1, 300) : rnd(rng, 3000, big_rows);
+    p.channels = rnd(rng, 1, max_channels);
+    p.is_training = c % 2 == 0;
+    p.epsilon = 0.001f;
+    CAPTURE(p.rows);
+    CAPTURE(p.channels);
+    CAPTURE(p.is_training);
+    const size_t n = size_t(p.rows * p.channels), ch = size_t(p.channels);
+    const auto dy = random_vec<T>(rng, n), x = random_vec<T>(rng, n, -2, 3);
+    const auto scale = random_vec<T>(rng, ch, 0.5, 2), mean = random_vec<T>(rng, ch, 0, 1);
+    const auto var = random_vec<T>(rng, ch, 0.5, 3);
+    std::vector<T> dx0(n), ds0(ch), do0(ch), dx1(n, T(-7)), ds1(ch, T(-7)), do1(ch, T(-7));
+    REQUIRE(gradrt::reference_backend()
+                ->fused_batch_norm_grad(e, p, dy.data(), x.data(), scale.data(), mean.data(), var.data(),
+                                        dx0.data(), ds0.data(), do0.data())
+                .ok());
+    const Status s = vk->fused_batch_norm_grad(e, p, dy.data(), x.data(), scale.data(), mean.data(), var.data(),
+                                               dx1.data(), ds1.data(), do1.data());
+    if (test::device_lacks_dtype(s)) return false;
+    REQUIRE_MESSAGE(s.ok(), s.to_string());
+    const double r = double(p.rows);
+    check_close(do1, do0, r, std::sqrt(r), "offset_backprop");
+    check_close(ds1, ds0, r, 3 * std::sqrt(r), "scale_backprop");
+    check_close(dx1, dx0, 8, 16, "x_backprop");
+  }
+  return true;
+}
+
+// FractionalAvgPool and its gradient, overlapping and not alternating, on inputs up to
+// max_batch x max_h x max_w x max_channels (at least 2 x 2).
+template <class T>
+bool frac_pool_sweep(Backend* vk, uint32_t seed, int cases, int64_t max_batch, int64_t max_h, int64_t max_w,
+                     int64_t max_channels) {
+  std::mt19937 rng(seed);
+  const Exec e{1};
+  for (int c = 0; c < cases; ++c) {
+    FracPoolParams p;
+    p.batch = rnd(rng, 1, max_batch);
+    p.in_h = rnd(rng, 2, max_h);
+    p.in_w = rnd(rng, 2, max_w);
+    p.channels = rnd(rng, 1, max_channels);
+    p.out_h = rnd(rng, 1, p.in_h);
+    p.out_w = rnd(rng, 1, p.in_w);
+    p.overlapping = c % 2 == 1;
+    const auto rows = test::random_seq(rng, p.in_h, p.out_h), cols = test::random_seq(rng, p.in_w, p.out_w);
+    p.row_seq = rows.data();
+    p.col_seq = cols.data();
+    CAPTURE(p.in_h);
+    CAPTURE(p.in_w);
+    CAPTURE(p.out_h);
+    CAPTURE(p.out_w);
+    CAPTURE(p.overlapping);
+    const int64_t nx = p.batch * p.in_h * p.in_w * p.channels, ny = p.batch * p.out_h * p.out_w * p.channels;
+    const auto x = random_vec<T>(rng, nx), dy = random_vec<T>(rng, ny);
+    std::vector<T> y0(ny), y1(ny, T(-7)), dx0(nx), dx1(nx, T(-7));
+    REQUIRE(gradrt::reference_backend()->fractional_avg_pool(e, p, x.data(), y0.data()).ok());
+    Status s = vk->fractional_avg_pool(e, p, x.data(), y1.data());
+    if (test::device_lacks_dtype(s)) return false;
+    REQUIRE_MESSAGE(s.ok(), s.to_string());
+    check_close(y1, y0, 64, 1, "output");
+    REQUIRE(gradrt::reference_backend()->fractional_avg_pool_grad(e, p, dy.data(), dx0.data()).ok());
+    s = vk->fractional_avg_pool_grad(e, p, dy.data(), dx1.data());
+    REQUIRE_MESSAGE(s.ok(), s.to_string());
+    check_close(dx1, dx0, 8, 1, "backprop");
+  }
+  return true;
 }
 
 }  // namespace
@@ -259,183 +262,52 @@ TEST_CASE("vulkan: DepthwiseConv2dNativeBackpropFilter vs reference") {
   conv_sweep<double>(ConvKernel::dw_bwd_filter, 10, 1, 106 + 1000);
 }
 
+TEST_CASE("vulkan: conv kernels with empty operands") {
+  Backend* vk = vulkan_or_skip();
+  if (!vk) return;
+  ValidationCheck validation;
+  // Only the filter gradients have outputs: zeros (an empty sum), the same as the reference.
+  for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter, ConvKernel::dw_fwd,
+                       ConvKernel::dw_bwd_input, ConvKernel::dw_bwd_filter})
+    for (const ConvParams& p : test::empty_conv_params(test::is_depthwise(k))) {
+      CAPTURE(test::describe(p));
+      const std::vector<float> none, w(p.w_elements() + p.dw_w_elements(), 1.f);
+      std::vector<float> want, got;
+      REQUIRE(run_conv(gradrt::reference_backend(), k, p, none, w, none, &want).ok());
+      const Status s = run_conv(vk, k, p, none, w, none, &got);
+      REQUIRE_MESSAGE(s.ok(), s.to_string());
+      CHECK(got == want);
+    }
+}
+
 TEST_CASE("vulkan: FusedBatchNorm stats and apply vs reference") {
   Backend* vk = vulkan_or_skip();
   if (!vk) return;
   ValidationCheck validation;
-  std::mt19937 rng(107);
-  const Exec e{1};
-  for (int c = 0; c < 30; ++c) {
-    BatchNormParams p;
-    p.rows = c < 25 ? rnd(rng, 1, 300) : rnd(rng, 3000, 20000);
-    p.channels = rnd(rng, 1, 70);
-    p.epsilon = c % 2 ? 0.001f : 1e-5f;
-    CAPTURE(p.rows);
-    CAPTURE(p.channels);
-    const auto x = random_vec(rng, p.rows * p.channels, -2, 3);
-    const auto scale = random_vec(rng, p.channels, 0.5, 2), offset = random_vec(rng, p.channels);
-    std::vector<float> m0(p.channels), v0(p.channels), m1(p.channels, -7), v1(p.channels, -7);
-    REQUIRE(gradrt::reference_backend()->batch_norm_stats(e, p, x.data(), m0.data(), v0.data()).ok());
-    Status s = vk->batch_norm_stats(e, p, x.data(), m1.data(), v1.data());
-    REQUIRE_MESSAGE(s.ok(), s.to_string());
-    check_close(m1, m0, double(p.rows), 3, "mean");
-    check_close(v1, v0, double(p.rows), 9, "variance");
-    std::vector<float> y0(x.size()), y1(x.size(), -7);
-    REQUIRE(gradrt::reference_backend()
-                ->batch_norm_apply(e, p, x.data(), scale.data(), offset.data(), m0.data(), v0.data(), y0.data())
-                .ok());
-    s = vk->batch_norm_apply(e, p, x.data(), scale.data(), offset.data(), m0.data(), v0.data(), y1.data());
-    REQUIRE_MESSAGE(s.ok(), s.to_string());
-    check_close(y1, y0, 4, 8, "y");
-  }
+  batch_norm_sweep<float>(vk, 107, 30, 5, 20000, 70);
 }
 
 TEST_CASE("vulkan: FusedBatchNormGrad vs reference") {
   Backend* vk = vulkan_or_skip();
   if (!vk) return;
   ValidationCheck validation;
-  std::mt19937 rng(108);
-  const Exec e{1};
-  for (int c = 0; c < 30; ++c) {
-    BatchNormParams p;
-    p.rows = c < 24 ? rnd(rng, 1, 300) : rnd(rng, 3000, 20000);
-    p.channels = rnd(rng, 1, 70);
-    p.is_training = c % 2 == 0;
-    p.epsilon = 0.001f;
-    CAPTURE(p.rows);
-    CAPTURE(p.channels);
-    CAPTURE(p.is_training);
-    const auto dy = random_vec(rng, p.rows * p.channels), x = random_vec(rng, p.rows * p.channels, -2, 3);
-    const auto scale = random_vec(rng, p.channels, 0.5, 2), mean = random_vec(rng, p.channels, 0, 1);
-    const auto var = random_vec(rng, p.channels, 0.5, 3);
-    const size_t n = x.size(), ch = size_t(p.channels);
-    std::vector<float> dx0(n), ds0(ch), do0(ch), dx1(n, -7), ds1(ch, -7), do1(ch, -7);
-    REQUIRE(gradrt::reference_backend()
-                ->fused_batch_norm_grad(e, p, dy.data(), x.data(), scale.data(), mean.data(), var.data(),
-                                        dx0.data(), ds0.data(), do0.data())
-                .ok());
-    Status s = vk->fused_batch_norm_grad(e, p, dy.data(), x.data(), scale.data(), mean.data(), var.data(),
-                                         dx1.data(), ds1.data(), do1.data());
-    REQUIRE_MESSAGE(s.ok(), s.to_string());
-    const double r = double(p.rows);
-    check_close(do1, do0, r, std::sqrt(r), "offset_backprop");
-    check_close(ds1, ds0, r, 3 * std::sqrt(r), "scale_backprop");
-    check_close(dx1, dx0, 8, 16, "x_backprop");
-  }
+  batch_norm_grad_sweep<float>(vk, 108, 30, 6, 20000, 70);
 }
-
-namespace {
-// A sequence of out+1 entries from 0 to in, non-decreasing; strictly increasing cells mostly.
-std::vector<int64_t> random_seq(std::mt19937& rng, int64_t in, int64_t out) {
-  std::vector<int64_t> cuts;
-  for (int64_t i = 1; i < in; ++i) cuts.push_back(i);
-  std::shuffle(cuts.begin(), cuts.end(), rng);
-  cuts.resize(static_cast<size_t>(out - 1));
-  std::sort(cuts.begin(), cuts.end());
-  std::vector<int64_t> seq = {0};
-  seq.insert(seq.end(), cuts.begin(), cuts.end());
-  seq.push_back(in);
-  return seq;
-}
-}  // namespace
 
 TEST_CASE("vulkan: FractionalAvgPool and FractionalAvgPoolGrad vs reference") {
   Backend* vk = vulkan_or_skip();
   if (!vk) return;
   ValidationCheck validation;
-  std::mt19937 rng(109);
-  const Exec e{1};
-  for (int c = 0; c < 40; ++c) {
-    FracPoolParams p;
-    p.batch = rnd(rng, 1, 3);
-    p.in_h = rnd(rng, 2, 23);
-    p.in_w = rnd(rng, 2, 29);
-    p.channels = rnd(rng, 1, 13);
-    p.out_h = rnd(rng, 1, p.in_h);
-    p.out_w = rnd(rng, 1, p.in_w);
-    p.overlapping = c % 2 == 1;
-    const auto rows = random_seq(rng, p.in_h, p.out_h), cols = random_seq(rng, p.in_w, p.out_w);
-    p.row_seq = rows.data();
-    p.col_seq = cols.data();
-    CAPTURE(p.in_h);
-    CAPTURE(p.in_w);
-    CAPTURE(p.out_h);
-    CAPTURE(p.out_w);
-    CAPTURE(p.overlapping);
-    const int64_t nx = p.batch * p.in_h * p.in_w * p.channels, ny = p.batch * p.out_h * p.out_w * p.channels;
-    const auto x = random_vec(rng, nx), dy = random_vec(rng, ny);
-    std::vector<float> y0(ny), y1(ny, -7), dx0(nx), dx1(nx, -7);
-    REQUIRE(gradrt::reference_backend()->fractional_avg_pool(e, p, x.data(), y0.data()).ok());
-    Status s = vk->fractional_avg_pool(e, p, x.data(), y1.data());
-    REQUIRE_MESSAGE(s.ok(), s.to_string());
-    check_close(y1, y0, 64, 1, "output");
-    REQUIRE(gradrt::reference_backend()->fractional_avg_pool_grad(e, p, dy.data(), dx0.data()).ok());
-    s = vk->fractional_avg_pool_grad(e, p, dy.data(), dx1.data());
-    REQUIRE_MESSAGE(s.ok(), s.to_string());
-    check_close(dx1, dx0, 8, 1, "backprop");
-  }
+  frac_pool_sweep<float>(vk, 109, 40, 3, 23, 29, 13);
 }
 
 TEST_CASE("vulkan: float64 batch norm and pooling vs reference (devices with shaderFloat64)") {
   Backend* vk = vulkan_or_skip();
   if (!vk) return;
   ValidationCheck validation;
-  std::mt19937 rng(111);
-  const Exec e{1};
-  Backend* ref = gradrt::reference_backend();
-  for (int c = 0; c < 8; ++c) {
-    BatchNormParams p;
-    p.rows = c < 6 ? rnd(rng, 1, 300) : rnd(rng, 3000, 9000);
-    p.channels = rnd(rng, 1, 40);
-    p.is_training = c % 2 == 0;
-    CAPTURE(p.rows);
-    CAPTURE(p.channels);
-    const size_t n = size_t(p.rows * p.channels), ch = size_t(p.channels);
-    const auto x = random_vec<double>(rng, n, -2, 3), dy = random_vec<double>(rng, n);
-    const auto scale = random_vec<double>(rng, ch, 0.5, 2), offset = random_vec<double>(rng, ch);
-    std::vector<double> m0(ch), v0(ch), m1(ch), v1(ch), y0(n), y1(n), dx0(n), dx1(n), ds0(ch), ds1(ch), do0(ch), do1(ch);
-    REQUIRE(ref->batch_norm_stats(e, p, x.data(), m0.data(), v0.data()).ok());
-    Status s = vk->batch_norm_stats(e, p, x.data(), m1.data(), v1.data());
-    if (no_f64(s)) return;
-    REQUIRE_MESSAGE(s.ok(), s.to_string());
-    check_close(m1, m0, double(p.rows), 3, "mean");
-    check_close(v1, v0, double(p.rows), 9, "variance");
-    REQUIRE(ref->batch_norm_apply(e, p, x.data(), scale.data(), offset.data(), m0.data(), v0.data(), y0.data()).ok());
-    REQUIRE(vk->batch_norm_apply(e, p, x.data(), scale.data(), offset.data(), m0.data(), v0.data(), y1.data()).ok());
-    check_close(y1, y0, 4, 8, "y");
-    REQUIRE(ref->fused_batch_norm_grad(e, p, dy.data(), x.data(), scale.data(), m0.data(), v0.data(), dx0.data(),
-                                       ds0.data(), do0.data())
-                .ok());
-    REQUIRE(vk->fused_batch_norm_grad(e, p, dy.data(), x.data(), scale.data(), m0.data(), v0.data(), dx1.data(),
-                                      ds1.data(), do1.data())
-                .ok());
-    const double r = double(p.rows);
-    check_close(do1, do0, r, std::sqrt(r), "offset_backprop");
-    check_close(ds1, ds0, r, 3 * std::sqrt(r), "scale_backprop");
-    check_close(dx1, dx0, 8, 16, "x_backprop");
-  }
-  for (int c = 0; c < 8; ++c) {
-    FracPoolParams p;
-    p.batch = rnd(rng, 1, 2);
-    p.in_h = rnd(rng, 2, 17);
-    p.in_w = rnd(rng, 2, 19);
-    p.channels = rnd(rng, 1, 7);
-    p.out_h = rnd(rng, 1, p.in_h);
-    p.out_w = rnd(rng, 1, p.in_w);
-    p.overlapping = c % 2 == 1;
-    const auto rows = random_seq(rng, p.in_h, p.out_h), cols = random_seq(rng, p.in_w, p.out_w);
-    p.row_seq = rows.data();
-    p.col_seq = cols.data();
-    const int64_t nx = p.batch * p.in_h * p.in_w * p.channels, ny = p.batch * p.out_h * p.out_w * p.channels;
-    const auto x = random_vec<double>(rng, nx), dy = random_vec<double>(rng, ny);
-    std::vector<double> y0(ny), y1(ny), dx0(nx), dx1(nx);
-    REQUIRE(ref->fractional_avg_pool(e, p, x.data(), y0.data()).ok());
-    REQUIRE(vk->fractional_avg_pool(e, p, x.data(), y1.data()).ok());
-    check_close(y1, y0, 64, 1, "output");
-    REQUIRE(ref->fractional_avg_pool_grad(e, p, dy.data(), dx0.data()).ok());
-    REQUIRE(vk->fractional_avg_pool_grad(e, p, dy.data(), dx1.data()).ok());
-    check_close(dx1, dx0, 8, 1, "backprop");
-  }
+  if (!batch_norm_sweep<double>(vk, 111, 8, 2, 9000, 40)) return;
+  batch_norm_grad_sweep<double>(vk, 112, 8, 2, 9000, 40);
+  frac_pool_sweep<double>(vk, 113, 8, 2, 17, 19, 7);
 }
 
 TEST_CASE("vulkan: detail lists limits; auto stays on cpu for CPU-type devices") {
@@ -489,7 +361,7 @@ TEST_CASE("vulkan: calls from several threads at once") {
   ValidationCheck validation;
   std::mt19937 rng(110);
   const ConvParams p = random_conv(rng, false, true);
-  const auto x = random_vec(rng, p.x_elements()), dy = random_vec(rng, p.y_elements());
+  const auto x = random_vec<float>(rng, p.x_elements()), dy = random_vec<float>(rng, p.y_elements());
   std::vector<float> want;
   REQUIRE(run_conv(vk, ConvKernel::bwd_filter, p, x, std::vector<float>{}, dy, &want).ok());
   std::vector<std::vector<float>> got(4);

@@ -70,6 +70,33 @@ Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, 
 template Status sum_partials<float>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
 template Status sum_partials<double>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
 
+int64_t max_filter_splits(const Context& ctx, int64_t n_dw) {
+  const int64_t max_bytes = std::min<int64_t>(int64_t{64} << 20, ctx.limits().maxStorageBufferRange);
+  return std::min(max_bytes / (n_dw * 4), kMaxIndex / n_dw);
+}
+
+template <class T>
+Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, const T* x, const T* dy, T* dw,
+                           int64_t n_dw, const ConvPush& push, uint32_t gx, uint32_t gy, uint32_t gz) {
+  const int64_t splits = push.splits;
+  Status s;
+  Job job(ctx);
+  int bx, bdy, bdw, bpartial;
+  if (!(s = job.input(x, sizeof(T) * p.x_elements(), &bx)).ok()) return s;
+  if (!(s = job.input(dy, sizeof(T) * p.y_elements(), &bdy)).ok()) return s;
+  if (!(s = job.output(dw, sizeof(T) * n_dw, &bdw)).ok()) return s;
+  bpartial = bdw;  // one split: the kernel writes dw directly
+  if (splits > 1 && !(s = job.scratch(sizeof(T) * n_dw * splits, &bpartial)).ok()) return s;
+  if (!(s = job.dispatch(k, {bx, bdy, bpartial}, push, gx, gy, gz)).ok()) return s;
+  if (splits > 1 && !(s = sum_partials<T>(ctx, job, bpartial, bdw, n_dw, splits, 1.0f)).ok()) return s;
+  return job.run();
+}
+
+template Status run_filter_gradient<float>(Context&, const Kernel&, const ConvParams&, const float*, const float*,
+                                           float*, int64_t, const ConvPush&, uint32_t, uint32_t, uint32_t);
+template Status run_filter_gradient<double>(Context&, const Kernel&, const ConvParams&, const double*, const double*,
+                                            double*, int64_t, const ConvPush&, uint32_t, uint32_t, uint32_t);
+
 Split split_reduction(int64_t k, int64_t wanted_splits, int64_t align) {
   if (k <= 0) return {1, align};
   int64_t splits = std::clamp<int64_t>(wanted_splits, 1, k);

@@ -43,6 +43,41 @@ template <class T>
 Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, int64_t splits, float scale,
                     int64_t divisor = 0);
 
+// Host memory a job uploads (In) or fills (Out).
+struct In {
+  const void* data;
+  size_t bytes;
+};
+struct Out {
+  void* data;
+  size_t bytes;
+};
+// Records and runs the job most ops are: inputs a and b uploaded, kernel k bound to (a, b, out)
+// and dispatched once with `push` on gx x gy x gz groups, out read back.
+template <class Push>
+Status run_one_dispatch(Context& ctx, const Kernel& k, const Push& push, In a, In b, Out out, uint32_t gx,
+                        uint32_t gy = 1, uint32_t gz = 1) {
+  Status s;
+  Job job(ctx);
+  int ba, bb, bout;
+  if (!(s = job.input(a.data, a.bytes, &ba)).ok()) return s;
+  if (!(s = job.input(b.data, b.bytes, &bb)).ok()) return s;
+  if (!(s = job.output(out.data, out.bytes, &bout)).ok()) return s;
+  if (!(s = job.dispatch(k, {ba, bb, bout}, push, gx, gy, gz)).ok()) return s;
+  return job.run();
+}
+
+// The filter gradients (conv and depthwise) reduce over k = (n, oy, ox) in chunks, each chunk
+// writing its own partial dw. max_filter_splits: the most chunks the partial buffer allows for a
+// dw of n_dw elements (64 MiB of 4-byte partials, maxStorageBufferRange, int32 indexing).
+int64_t max_filter_splits(const Context& ctx, int64_t n_dw);
+// Records and runs one filter gradient: x and dy in, dw (n_dw elements) out. Kernel k (bindings
+// x, dy, partials) runs with `push` on gx x gy x gz groups and writes push.splits partial dw's
+// (straight into dw when there is one); sum_partials.comp then adds them in chunk order.
+template <class T>
+Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, const T* x, const T* dy, T* dw,
+                           int64_t n_dw, const ConvPush& push, uint32_t gx, uint32_t gy, uint32_t gz);
+
 // The embedded SPIR-V of shaders/<stem>.comp for element type T: <stem>_spv (float32) or
 // <stem>_f64_spv (compiled with -DGRADRT_F64; Context::kernel refuses it without shaderFloat64).
 #define GRADRT_VK_SHADER(T, stem, bindings, Push)                                                       \

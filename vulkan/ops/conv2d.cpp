@@ -24,15 +24,9 @@ Status conv2d(Context& ctx, const ConvParams& p, const T* x, const T* w, T* y) {
   const Kernel* k = nullptr;
   s = ctx.kernel(GRADRT_VK_SHADER(T, conv2d, 3, ConvPush), t.spec(), &k);
   if (!s.ok()) return s;
-  Job job(ctx);
-  int bx, bw, by;
-  if (!(s = job.input(x, sizeof(T) * p.x_elements(), &bx)).ok()) return s;
-  if (!(s = job.input(w, sizeof(T) * p.w_elements(), &bw)).ok()) return s;
-  if (!(s = job.output(y, sizeof(T) * n_y, &by)).ok()) return s;
-  s = job.dispatch(*k, {bx, bw, by}, push, group_count(ctx, N, t.bn, 0), group_count(ctx, M, t.bm, 1),
-                   static_cast<uint32_t>(p.groups));
-  if (!s.ok()) return s;
-  return job.run();
+  return run_one_dispatch(ctx, *k, push, {x, sizeof(T) * p.x_elements()}, {w, sizeof(T) * p.w_elements()},
+                          {y, sizeof(T) * n_y}, group_count(ctx, N, t.bn, 0), group_count(ctx, M, t.bm, 1),
+                          static_cast<uint32_t>(p.groups));
 }
 
 template Status conv2d<float>(Context&, const ConvParams&, const float*, const float*, float*);

@@ -28,12 +28,10 @@ Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, con
   const int64_t tiles = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
 
   // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long; bounded by
-  // the partial buffer (64 MiB, maxStorageBufferRange, int32) and the z group count.
-  const VkPhysicalDeviceLimits& l = ctx.limits();
+  // the partial buffer and the z group count.
   int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + 8 * t.bk - 1) / (8 * t.bk));
-  const int64_t max_bytes = std::min<int64_t>(int64_t{64} << 20, l.maxStorageBufferRange);
-  wanted = std::min({wanted, max_bytes / (n_dw * 4), kMaxIndex / n_dw,
-                     int64_t{l.maxComputeWorkGroupCount[2]} / p.groups});
+  wanted = std::min({wanted, max_filter_splits(ctx, n_dw),
+                     int64_t{ctx.limits().maxComputeWorkGroupCount[2]} / p.groups});
   const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), t.bk);
   push.k_chunk = static_cast<int32_t>(split.chunk);
   push.splits = static_cast<int32_t>(split.splits);
@@ -42,18 +40,8 @@ Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, con
   s = ctx.kernel(GRADRT_VK_SHADER(T, conv2d_backprop_filter, 3, ConvPush),
                  t.spec(), &k);
   if (!s.ok()) return s;
-  Job job(ctx);
-  int bx, bdy, bdw, bpartial;
-  if (!(s = job.input(x, sizeof(T) * p.x_elements(), &bx)).ok()) return s;
-  if (!(s = job.input(dy, sizeof(T) * p.y_elements(), &bdy)).ok()) return s;
-  if (!(s = job.output(dw, sizeof(T) * n_dw, &bdw)).ok()) return s;
-  bpartial = bdw;  // one split: the GEMM writes dw directly
-  if (split.splits > 1 && !(s = job.scratch(sizeof(T) * n_dw * split.splits, &bpartial)).ok()) return s;
-  s = job.dispatch(*k, {bx, bdy, bpartial}, push, group_count(ctx, N, t.bn, 0), group_count(ctx, M, t.bm, 1),
-                   static_cast<uint32_t>(split.splits * p.groups));
-  if (!s.ok()) return s;
-  if (split.splits > 1 && !(s = sum_partials<T>(ctx, job, bpartial, bdw, n_dw, split.splits, 1.0f)).ok()) return s;
-  return job.run();
+  return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, group_count(ctx, N, t.bn, 0),
+                             group_count(ctx, M, t.bm, 1), static_cast<uint32_t>(split.splits * p.groups));
 }
 
 template Status conv2d_backprop_filter<float>(Context&, const ConvParams&, const float*, const float*, float*);

@@ -26,15 +26,9 @@ Status conv2d_backprop_input(Context& ctx, const ConvParams& p, const T* w, cons
   s = ctx.kernel(GRADRT_VK_SHADER(T, conv2d_backprop_input, 3, ConvPush),
                  t.spec(), &k);
   if (!s.ok()) return s;
-  Job job(ctx);
-  int bw, bdy, bdx;
-  if (!(s = job.input(w, sizeof(T) * p.w_elements(), &bw)).ok()) return s;
-  if (!(s = job.input(dy, sizeof(T) * p.y_elements(), &bdy)).ok()) return s;
-  if (!(s = job.output(dx, sizeof(T) * n_dx, &bdx)).ok()) return s;
-  s = job.dispatch(*k, {bw, bdy, bdx}, push, group_count(ctx, N, t.bn, 0), group_count(ctx, M, t.bm, 1),
-                   static_cast<uint32_t>(p.groups));
-  if (!s.ok()) return s;
-  return job.run();
+  return run_one_dispatch(ctx, *k, push, {w, sizeof(T) * p.w_elements()}, {dy, sizeof(T) * p.y_elements()},
+                          {dx, sizeof(T) * n_dx}, group_count(ctx, N, t.bn, 0), group_count(ctx, M, t.bm, 1),
+                          static_cast<uint32_t>(p.groups));
 }
 
 template Status conv2d_backprop_input<float>(Context&, const ConvParams&, const float*, const float*, float*);

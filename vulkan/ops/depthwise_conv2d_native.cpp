@@ -21,13 +21,8 @@ Status depthwise_conv2d_native(Context& ctx, const ConvParams& p, const T* x, co
   s = ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native, 3, ConvPush),
                  {threads}, &k);
   if (!s.ok()) return s;
-  Job job(ctx);
-  int bx, bw, by;
-  if (!(s = job.input(x, sizeof(T) * p.x_elements(), &bx)).ok()) return s;
-  if (!(s = job.input(w, sizeof(T) * p.dw_w_elements(), &bw)).ok()) return s;
-  if (!(s = job.output(y, sizeof(T) * n_y, &by)).ok()) return s;
-  if (!(s = job.dispatch(*k, {bx, bw, by}, push, group_count(ctx, n_y, threads, 0))).ok()) return s;
-  return job.run();
+  return run_one_dispatch(ctx, *k, push, {x, sizeof(T) * p.x_elements()}, {w, sizeof(T) * p.dw_w_elements()},
+                          {y, sizeof(T) * n_y}, group_count(ctx, n_y, threads, 0));
 }
 
 template Status depthwise_conv2d_native<float>(Context&, const ConvParams&, const float*, const float*, float*);

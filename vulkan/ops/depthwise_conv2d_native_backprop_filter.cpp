@@ -23,12 +23,10 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
   Status s = make_conv_push("depthwise_conv2d_native_backprop_filter", p, &push);
   if (!s.ok()) return s;
   const int64_t K = p.batch * p.out_h * p.out_w;
-  // About 2^20 invocations in all, each summing at least 16 positions; partials within
-  // 64 MiB, maxStorageBufferRange and int32.
-  const VkPhysicalDeviceLimits& l = ctx.limits();
-  const int64_t max_bytes = std::min<int64_t>(int64_t{64} << 20, l.maxStorageBufferRange);
+  // About 2^20 invocations in all, each summing at least 16 positions; bounded by the
+  // partial buffer.
   int64_t wanted = std::min(((int64_t{1} << 20) + n_dw - 1) / n_dw, (K + 15) / 16);
-  wanted = std::min({wanted, max_bytes / (n_dw * 4), kMaxIndex / n_dw});
+  wanted = std::min(wanted, max_filter_splits(ctx, n_dw));
   const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), 1);
   push.k_chunk = static_cast<int32_t>(split.chunk);
   push.splits = static_cast<int32_t>(split.splits);
@@ -38,18 +36,8 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
   s = ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter, 3, ConvPush),
                  {threads}, &k);
   if (!s.ok()) return s;
-  Job job(ctx);
-  int bx, bdy, bdw, bpartial;
-  if (!(s = job.input(x, sizeof(T) * p.x_elements(), &bx)).ok()) return s;
-  if (!(s = job.input(dy, sizeof(T) * p.y_elements(), &bdy)).ok()) return s;
-  if (!(s = job.output(dw, sizeof(T) * n_dw, &bdw)).ok()) return s;
-  bpartial = bdw;
-  if (split.splits > 1 && !(s = job.scratch(sizeof(T) * n_dw * split.splits, &bpartial)).ok()) return s;
-  s = job.dispatch(*k, {bx, bdy, bpartial}, push, group_count(ctx, n_dw, threads, 0),
-                   group_count(ctx, split.splits, 1, 1));
-  if (!s.ok()) return s;
-  if (split.splits > 1 && !(s = sum_partials<T>(ctx, job, bpartial, bdw, n_dw, split.splits, 1.0f)).ok()) return s;
-  return job.run();
+  return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, group_count(ctx, n_dw, threads, 0),
+                             group_count(ctx, split.splits, 1, 1), 1);
 }
 
 template Status depthwise_conv2d_native_backprop_filter<float>(Context&, const ConvParams&, const float*, const float*, float*);

@@ -22,13 +22,8 @@ Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p,
   s = ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush),
                  {threads}, &k);
   if (!s.ok()) return s;
-  Job job(ctx);
-  int bw, bdy, bdx;
-  if (!(s = job.input(w, sizeof(T) * p.dw_w_elements(), &bw)).ok()) return s;
-  if (!(s = job.input(dy, sizeof(T) * p.y_elements(), &bdy)).ok()) return s;
-  if (!(s = job.output(dx, sizeof(T) * n_dx, &bdx)).ok()) return s;
-  if (!(s = job.dispatch(*k, {bw, bdy, bdx}, push, group_count(ctx, n_dx, threads, 0))).ok()) return s;
-  return job.run();
+  return run_one_dispatch(ctx, *k, push, {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
+                          {dx, sizeof(T) * n_dx}, group_count(ctx, n_dx, threads, 0));
 }
 
 template Status depthwise_conv2d_native_backprop_input<float>(Context&, const ConvParams&, const float*, const float*, float*);

@@ -54,13 +54,8 @@ Status fractional_avg_pool(Context& ctx, const FracPoolParams& p, const T* x, T*
   s = ctx.kernel(GRADRT_VK_SHADER(T, fractional_avg_pool, 3, PoolPush),
                  {threads}, &k);
   if (!s.ok()) return s;
-  Job job(ctx);
-  int bx, bcells, by;
-  if (!(s = job.input(x, sizeof(T) * n_x, &bx)).ok()) return s;
-  if (!(s = job.input(cells.data(), sizeof(int32_t) * cells.size(), &bcells)).ok()) return s;
-  if (!(s = job.output(y, sizeof(T) * n_y, &by)).ok()) return s;
-  if (!(s = job.dispatch(*k, {bx, bcells, by}, pool_push(p), group_count(ctx, n_y, threads, 0))).ok()) return s;
-  return job.run();
+  return run_one_dispatch(ctx, *k, pool_push(p), {x, sizeof(T) * n_x}, {cells.data(), sizeof(int32_t) * cells.size()},
+                          {y, sizeof(T) * n_y}, group_count(ctx, n_y, threads, 0));
 }
 
 template Status fractional_avg_pool<float>(Context&, const FracPoolParams&, const float*, float*);

@@ -29,13 +29,9 @@ Status fractional_avg_pool_grad(Context& ctx, const FracPoolParams& p, const T* 
   s = ctx.kernel(GRADRT_VK_SHADER(T, fractional_avg_pool_grad, 3, PoolPush),
                  {threads}, &k);
   if (!s.ok()) return s;
-  Job job(ctx);
-  int bdy, bcells, bdx;
-  if (!(s = job.input(dy, sizeof(T) * n_dy, &bdy)).ok()) return s;
-  if (!(s = job.input(cells.data(), sizeof(int32_t) * cells.size(), &bcells)).ok()) return s;
-  if (!(s = job.output(dx, sizeof(T) * n_dx, &bdx)).ok()) return s;
-  if (!(s = job.dispatch(*k, {bdy, bcells, bdx}, pool_push(p), group_count(ctx, n_dx, threads, 0))).ok()) return s;
-  return job.run();
+  return run_one_dispatch(ctx, *k, pool_push(p), {dy, sizeof(T) * n_dy},
+                          {cells.data(), sizeof(int32_t) * cells.size()}, {dx, sizeof(T) * n_dx},
+                          group_count(ctx, n_dx, threads, 0));
 }
 
 template Status fractional_avg_pool_grad<float>(Context&, const FracPoolParams&, const float*, float*);
