@@ -70,9 +70,9 @@ Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, 
 template Status sum_partials<float>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
 template Status sum_partials<double>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
 
-int64_t max_filter_splits(const Context& ctx, int64_t n_dw) {
+int64_t max_filter_splits(const Context& ctx, int64_t n_dw, int64_t elem_bytes) {
   const int64_t max_bytes = std::min<int64_t>(int64_t{64} << 20, ctx.limits().maxStorageBufferRange);
-  return std::min(max_bytes / (n_dw * 4), kMaxIndex / n_dw);
+  return std::min(max_bytes / (n_dw * elem_bytes), kMaxIndex / n_dw);
 }
 
 template <class T>

@@ -69,8 +69,8 @@ Status run_one_dispatch(Context& ctx, const Kernel& k, const Push& push, In a, I
 
 // The filter gradients (conv and depthwise) reduce over k = (n, oy, ox) in chunks, each chunk
 // writing its own partial dw. max_filter_splits: the most chunks the partial buffer allows for a
-// dw of n_dw elements (64 MiB of 4-byte partials, maxStorageBufferRange, int32 indexing).
-int64_t max_filter_splits(const Context& ctx, int64_t n_dw);
+// dw of n_dw elements of elem_bytes each (64 MiB of partials, maxStorageBufferRange, int32 indexing).
+int64_t max_filter_splits(const Context& ctx, int64_t n_dw, int64_t elem_bytes);
 // Records and runs one filter gradient: x and dy in, dw (n_dw elements) out. Kernel k (bindings
 // x, dy, partials) runs with `push` on gx x gy x gz groups and writes push.splits partial dw's
 // (straight into dw when there is one); sum_partials.comp then adds them in chunk order.

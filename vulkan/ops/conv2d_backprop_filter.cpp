@@ -30,7 +30,7 @@ Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, con
   // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long; bounded by
   // the partial buffer and the z group count.
   int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + 8 * t.bk - 1) / (8 * t.bk));
-  wanted = std::min({wanted, max_filter_splits(ctx, n_dw),
+  wanted = std::min({wanted, max_filter_splits(ctx, n_dw, sizeof(T)),
                      int64_t{ctx.limits().maxComputeWorkGroupCount[2]} / p.groups});
   const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), t.bk);
   push.k_chunk = static_cast<int32_t>(split.chunk);

@@ -26,7 +26,7 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
   // About 2^20 invocations in all, each summing at least 16 positions; bounded by the
   // partial buffer.
   int64_t wanted = std::min(((int64_t{1} << 20) + n_dw - 1) / n_dw, (K + 15) / 16);
-  wanted = std::min(wanted, max_filter_splits(ctx, n_dw));
+  wanted = std::min(wanted, max_filter_splits(ctx, n_dw, sizeof(T)));
   const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), 1);
   push.k_chunk = static_cast<int32_t>(split.chunk);
   push.splits = static_cast<int32_t>(split.splits);
