@@ -9,9 +9,6 @@
 // float32 as TF hands it, and its timing includes run_op's validation and allocation.
 // --csv=FILE also writes the rows for bench/plot.py.
 #include <omp.h>
-#if defined(__linux__)
-#include <malloc.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -103,8 +100,24 @@ double measure_peak_gflops(std::string* isa) {
 }
 
 // ---------------------------------------------------------------- gradrt side
+// 64-byte aligned storage, as TensorFlow's CPU allocator gives its tensors (and oneDNN's
+// memory objects are): std::vector's 16-byte alignment would split every AVX-512 load.
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U> Aligned64(const Aligned64<U>&) {}
+  T* allocate(size_t n) {
+    void* p = std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <class U> bool operator==(const Aligned64<U>&) const { return true; }
+};
+
 struct Host {  // an owned float32 / int32 buffer viewed as a TensorView
-  std::vector<float> f;
+  std::vector<float, Aligned64<float>> f;
   std::vector<int32_t> i;
   std::vector<int64_t> shape;
   gradrt::TensorView view() const {
@@ -322,12 +335,6 @@ int main(int argc, char** argv) {
     }
   }
 
-#if defined(__linux__)
-  // run_op allocates its outputs on every call (that is the API). Keep freed blocks in the
-  // heap instead of unmapping them so repeated calls do not pay page faults every time.
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
   std::string peak_isa;
   const double peak1 = measure_peak_gflops(&peak_isa);
   std::string cpu_detail;
