@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common.h"
+#include "depthwise_taps.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -214,6 +215,11 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
   };
   for (int64_t j = 0; j < j_lo; ++j) edge(j);
   int64_t c = 0;
+  // Step 1 with taps in rows of consecutive offsets (stride-1 forward, the input gradient's
+  // phase classes): dwg_block reuses each source vector along kx.
+  TapGroups g;
+  if (step == 1 && nt >= 2 && tap_groups(nt, src, off, &g)) c = dwg_interior<T, Arch>(g, j_lo, j_hi, src, wt, C, dst, ds);
+  if (c == 0) {
 #if defined(__wasm_simd128__)
   // Few taps (e.g. the stride-2 input gradient's phase classes: 1, 2 or 4): dw_interior's
   // 2 x NT weight vectors + 8 accumulators still (nearly) fit, and it keeps the weights in
@@ -244,6 +250,7 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
     default: break;
   }
 #endif
+  }
   const int64_t ss = step * C;
   for (; c + L <= C; c += L) {
     int64_t j = j_lo;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "common.h"
+#include "depthwise_taps.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -88,8 +89,13 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams&
         }
         j_lo = imin(j_lo, p.out_w);
         if (j_hi < j_lo) j_hi = j_lo;
+        // Rows of consecutive taps (dilation 1, stride 1 or 2): dwf_block reuses each x
+        // vector for every tap that reads it; otherwise one accumulator per tap.
+        TapGroups g;
         int64_t c = 0;
-        switch (nt) {
+        if (tap_groups(nt, src, off, &g))
+          c = dwf_interior_grouped<T, Arch>(g, j_lo, j_hi, dyrow, src, accp, p.stride_w, C);
+        if (c == 0) switch (nt) {
           case 1: c = dwf_interior<T, Arch, 1>(j_lo, j_hi, dyrow, src, off, accp, p.stride_w, C); break;
           case 2: c = dwf_interior<T, Arch, 2>(j_lo, j_hi, dyrow, src, off, accp, p.stride_w, C); break;
           case 3: c = dwf_interior<T, Arch, 3>(j_lo, j_hi, dyrow, src, off, accp, p.stride_w, C); break;
