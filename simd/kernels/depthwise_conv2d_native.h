@@ -200,6 +200,25 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
   j_lo = imin(j_lo, nj);
   if (j_hi < j_lo) j_hi = j_lo;
   const int64_t ds = dst_step * C;
+  // Step 1 with taps in rows of consecutive offsets (stride-1 forward, the input gradient's
+  // phase classes): dwg_block does the whole row, edges included, reusing each source
+  // vector along kx; the channels past the last full vector follow here, per pixel.
+  TapGroups g;
+  if (step == 1 && nt >= 2 && tap_groups(nt, src, off, &g)) {
+    const int64_t cv = dwg_row<T, Arch>(g, nj, j_lo, j_hi, src, wt, src_w, C, dst, ds);
+    if (cv > 0) {
+      for (int64_t j = 0; j < nj; ++j)
+        for (int64_t c = cv; c < C; ++c) {
+          T a = T(0);
+          for (int64_t t = 0; t < nt; ++t) {
+            const int64_t q = j + off[t];
+            if (q >= 0 && q < src_w) a += src[t][q * C + c] * wt[t][c];
+          }
+          dst[j * ds + c] = a;
+        }
+      return;
+    }
+  }
   auto edge = [&](int64_t j) {  // any j: taps filtered
     T* out = dst + j * ds;
     for (int64_t c = 0; c < C; ++c) out[c] = T(0);
@@ -215,11 +234,6 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
   };
   for (int64_t j = 0; j < j_lo; ++j) edge(j);
   int64_t c = 0;
-  // Step 1 with taps in rows of consecutive offsets (stride-1 forward, the input gradient's
-  // phase classes): dwg_block reuses each source vector along kx.
-  TapGroups g;
-  if (step == 1 && nt >= 2 && tap_groups(nt, src, off, &g)) c = dwg_interior<T, Arch>(g, j_lo, j_hi, src, wt, C, dst, ds);
-  if (c == 0) {
 #if defined(__wasm_simd128__)
   // Few taps (e.g. the stride-2 input gradient's phase classes: 1, 2 or 4): dw_interior's
   // 2 x NT weight vectors + 8 accumulators still (nearly) fit, and it keeps the weights in
@@ -250,7 +264,6 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
     default: break;
   }
 #endif
-  }
   const int64_t ss = step * C;
   for (; c + L <= C; c += L) {
     int64_t j = j_lo;

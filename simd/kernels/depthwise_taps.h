@@ -44,6 +44,17 @@ inline void dw_pin(B& x) {
 #endif
 }
 
+// Pins a pointer in a register, so that an unrolled walk `load(q); q += C;` stays one add
+// per step instead of GCC precomputing every multiple of C (one register each: spilled).
+template <class T>
+inline void dw_pin_ptr(T*& q) {
+#if defined(__GNUC__)
+  asm("" : "+r"(q));
+#else
+  (void)q;
+#endif
+}
+
 // The grouped form of a tap table: group r reads row base[r] (already offset to the
 // group's lowest source pixel o_r, i.e. base[r] = src + o_r*C), and its k-th tap (source
 // pixel j*step + o_r + k) has table index idx[r*K + k].
@@ -89,34 +100,55 @@ inline bool tap_groups(int64_t nt, const T* const* src, const int64_t* off, TapG
   return false;
 }
 
-// Gather, source step 1, one vector of channels at a time:
-//   dst[j*ds + c] = sum_{r, k} base[r][(j + k)*C + c] * w[r*K + k][c],  j < nj, c < cv,
-// summed r ascending, then k ascending (also in the remainder loop), from zero.
-// base[r] points at pixel 0's lowest source; every source must be inside (interior).
+// A row in grouped form for the kernels below: group r reads source row row[r], its tap k
+// at source pixel j*S + o[r] + k; every tap of pixel j is inside the row (0 <= pixel <
+// src_w) for j in [j_lo, j_hi) (the interior); the edge pixels outside it test each tap.
+template <class T>
+struct GroupedRow {
+  const T* row[3];
+  int64_t o[3];
+  int64_t nj, j_lo, j_hi, src_w, C;
+};
+
+// Gather over a whole row, source step 1, one vector of channels at a time (c < cv):
+//   dst[j*ds + c] = sum_{r, k} row[r][(j + o[r] + k)*C + c] * w[r*K + k][c]   (taps inside),
+// summed r ascending, then k ascending, from zero, for every pixel (block, remainder, edge).
 template <class T, class Arch, int R, int K>
-GRADRT_SIMD_NOINLINE void dwg_block(int64_t nj, const T* const* base, const T* const* w, int64_t C, int64_t cv,
-                                    T* dst, int64_t ds) {
+GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, int64_t cv, T* dst, int64_t ds) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
   constexpr int P = kDwP;
+  const int64_t C = gr.C, nj = gr.nj, j_lo = gr.j_lo, j_hi = gr.j_hi;
   for (int64_t c = 0; c < cv; c += L) {
     B wv[R * K];
 #pragma GCC unroll 9
     for (int t = 0; t < R * K; ++t) wv[t] = V::load(w[t] + c);
-    int64_t j = 0;
-    for (; j + P <= nj; j += P) {
+    auto edge = [&](int64_t j) {
+      B a = V::zero();
+      for (int r = 0; r < R; ++r)
+        for (int k = 0; k < K; ++k) {
+          const int64_t q = j + gr.o[r] + k;
+          if (q >= 0 && q < gr.src_w) a = V::fma(V::load(gr.row[r] + q * C + c), wv[r * K + k], a);
+        }
+      V::store(dst + j * ds + c, a);
+    };
+    for (int64_t j = 0; j < j_lo; ++j) edge(j);
+    int64_t j = j_lo;
+    for (; j + P <= j_hi; j += P) {
       B a[P];
 #pragma GCC unroll 8
       for (int p = 0; p < P; ++p) a[p] = V::zero();
 #pragma GCC unroll 3
       for (int r = 0; r < R; ++r) {
-        const T* s = base[r] + j * C + c;
+        const T* s = gr.row[r] + (j + gr.o[r]) * C + c;
         // Source pixel q feeds pixel p = q - k through tap k; for a fixed p the taps come
-        // in k ascending order, as in the remainder loop below.
+        // in k ascending order, as in the remainder and edge loops.
 #pragma GCC unroll 16
         for (int q = 0; q < P + K - 1; ++q) {
-          B x = V::load(s + q * C);
+          B x = V::load(s);
+          s += C;
+          dw_pin_ptr(s);
           dw_pin(x);
 #pragma GCC unroll 3
           for (int k = 0; k < K; ++k)
@@ -125,127 +157,167 @@ GRADRT_SIMD_NOINLINE void dwg_block(int64_t nj, const T* const* base, const T* c
       }
       T* out = dst + j * ds + c;
 #pragma GCC unroll 8
-      for (int p = 0; p < P; ++p) V::store(out + p * ds, a[p]);
+      for (int p = 0; p < P; ++p) {
+        V::store(out, a[p]);
+        out += ds;
+        dw_pin_ptr(out);
+      }
     }
-    for (; j < nj; ++j) {
+    for (; j < j_hi; ++j) {
       B a = V::zero();
 #pragma GCC unroll 3
       for (int r = 0; r < R; ++r)
 #pragma GCC unroll 3
-        for (int k = 0; k < K; ++k) a = V::fma(V::load(base[r] + (j + k) * C + c), wv[r * K + k], a);
+        for (int k = 0; k < K; ++k) a = V::fma(V::load(gr.row[r] + (j + gr.o[r] + k) * C + c), wv[r * K + k], a);
       V::store(dst + j * ds + c, a);
     }
+    for (j = imax(j_hi, j_lo); j < nj; ++j) edge(j);
   }
 }
 
-// Runs dwg_block for the interior [j_lo, j_hi) of a dw_row with grouped taps (step 1);
-// returns the first channel left for the caller's scalar tail.
-template <class T, class Arch>
-inline int64_t dwg_interior(const TapGroups& g, int64_t j_lo, int64_t j_hi, const T* const* src, const T* const* wt,
-                            int64_t C, T* dst, int64_t ds) {
-  constexpr int64_t L = Vec<T, Arch>::width;
-  const int64_t cv = C / L * L;
-  if (j_hi <= j_lo || cv == 0) return 0;
-  const T* base[3];
-  const T* w[9];
-  for (int r = 0; r < g.R; ++r) base[r] = src[g.idx[r * g.K]] + (j_lo + g.o[r]) * C;
-  for (int t = 0; t < g.R * g.K; ++t) w[t] = wt[g.idx[t]];
-  const int64_t nj = j_hi - j_lo;
-  T* d = dst + j_lo * ds;
-  switch (g.R * 4 + g.K) {
-    case 1 * 4 + 2: dwg_block<T, Arch, 1, 2>(nj, base, w, C, cv, d, ds); break;
-    case 2 * 4 + 2: dwg_block<T, Arch, 2, 2>(nj, base, w, C, cv, d, ds); break;
-    case 3 * 4 + 2: dwg_block<T, Arch, 3, 2>(nj, base, w, C, cv, d, ds); break;
-    case 1 * 4 + 3: dwg_block<T, Arch, 1, 3>(nj, base, w, C, cv, d, ds); break;
-    case 2 * 4 + 3: dwg_block<T, Arch, 2, 3>(nj, base, w, C, cv, d, ds); break;
-    case 3 * 4 + 3: dwg_block<T, Arch, 3, 3>(nj, base, w, C, cv, d, ds); break;
-    default: return 0;
-  }
-  return cv;
-}
-
-// Filter-gradient accumulation over one output row, one vector of channels at a time:
-//   acc[r*K + k][c] += sum_j dy[j*C + c] * base[r][(j*step + k)*C + c],  j < nj, c < cv,
-// with the sum over j in ascending order from zero, then added to acc. P dy vectors stay
-// in registers; each source vector feeds every (pixel, tap) pair that reads it.
+// Filter-gradient accumulation over a whole output row, one vector of channels at a time:
+//   acc[r*K + k][c] += sum_j dy[j*C + c] * row[r][(j*S + o[r] + k)*C + c]   (taps inside).
+// P dy vectors stay in registers; each source vector feeds every (pixel, tap) pair that
+// reads it. The per-tap sum runs over j ascending into a0, except that with 8-pixel blocks
+// the odd pixels of each block go to a second set a1 (two dependency chains per tap: 8
+// chained multiply-adds per block would otherwise wait on the FMA latency); acc += a0 + a1.
+// The order depends only on the row's geometry, never on threads.
 template <class T, class Arch, int R, int K, int S>
-GRADRT_SIMD_NOINLINE void dwf_block(int64_t nj, const T* dy, const T* const* base, T* const* acc, int64_t C,
-                                    int64_t cv) {
+GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* const* acc, int64_t cv) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
   constexpr int P = kDwP;
+  constexpr bool kSplit = P >= 8;
   constexpr int Q = (P - 1) * S + K;  // source pixels a block of P reads per group
+  const int64_t C = gr.C, nj = gr.nj, j_lo = gr.j_lo, j_hi = gr.j_hi;
   for (int64_t c = 0; c < cv; c += L) {
-    B a[R * K];
+    B a0[R * K], a1[R * K];
 #pragma GCC unroll 9
-    for (int t = 0; t < R * K; ++t) a[t] = V::zero();
-    int64_t j = 0;
-    for (; j + P <= nj; j += P) {
+    for (int t = 0; t < R * K; ++t) a0[t] = a1[t] = V::zero();
+    auto edge = [&](int64_t j) {
+      const B d0 = V::load(dy + j * C + c);
+      for (int r = 0; r < R; ++r)
+        for (int k = 0; k < K; ++k) {
+          const int64_t q = j * S + gr.o[r] + k;
+          if (q >= 0 && q < gr.src_w) a0[r * K + k] = V::fma(d0, V::load(gr.row[r] + q * C + c), a0[r * K + k]);
+        }
+    };
+    for (int64_t j = 0; j < j_lo; ++j) edge(j);
+    int64_t j = j_lo;
+    for (; j + P <= j_hi; j += P) {
       B d[P];
+      const T* dq = dy + j * C + c;
 #pragma GCC unroll 8
       for (int p = 0; p < P; ++p) {
-        d[p] = V::load(dy + (j + p) * C + c);
+        d[p] = V::load(dq);
+        dq += C;
+        dw_pin_ptr(dq);
         dw_pin(d[p]);
       }
 #pragma GCC unroll 3
       for (int r = 0; r < R; ++r) {
-        const T* s = base[r] + j * S * C + c;
+        const T* s = gr.row[r] + (j * S + gr.o[r]) * C + c;
         // Source pixel q = p*S + k: tap k of pixel p. For a fixed tap, p ascends with q.
 #pragma GCC unroll 32
         for (int q = 0; q < Q; ++q) {
-          B x = V::load(s + q * C);
+          B x = V::load(s);
+          s += C;
+          dw_pin_ptr(s);
           dw_pin(x);
 #pragma GCC unroll 3
           for (int k = 0; k < K; ++k)
-            if (q >= k && (q - k) % S == 0 && (q - k) / S < P) a[r * K + k] = V::fma(d[(q - k) / S], x, a[r * K + k]);
+            if (q >= k && (q - k) % S == 0 && (q - k) / S < P) {
+              const int pp = (q - k) / S;
+              if (kSplit && (pp & 1)) a1[r * K + k] = V::fma(d[pp], x, a1[r * K + k]);
+              else a0[r * K + k] = V::fma(d[pp], x, a0[r * K + k]);
+            }
         }
       }
     }
-    for (; j < nj; ++j) {
+    for (; j < j_hi; ++j) {
       const B d0 = V::load(dy + j * C + c);
 #pragma GCC unroll 3
       for (int r = 0; r < R; ++r)
 #pragma GCC unroll 3
         for (int k = 0; k < K; ++k)
-          a[r * K + k] = V::fma(d0, V::load(base[r] + (j * S + k) * C + c), a[r * K + k]);
+          a0[r * K + k] = V::fma(d0, V::load(gr.row[r] + (j * S + gr.o[r] + k) * C + c), a0[r * K + k]);
     }
+    for (j = imax(j_hi, j_lo); j < nj; ++j) edge(j);
 #pragma GCC unroll 9
-    for (int t = 0; t < R * K; ++t) V::store(acc[t] + c, V::load(acc[t] + c) + a[t]);
+    for (int t = 0; t < R * K; ++t) {
+      const B sum = kSplit ? a0[t] + a1[t] : a0[t];
+      V::store(acc[t] + c, V::load(acc[t] + c) + sum);
+    }
   }
+}
+
+// Fills gr and the per-group-tap pointers (w or acc, reordered to group order) for a row
+// whose taps form groups g. Returns the vector channel count cv (0: nothing to do here).
+template <class T, class Arch, class P>
+inline int64_t grouped_row(const TapGroups& g, const T* const* src, const P* tab, int64_t nj, int64_t j_lo,
+                           int64_t j_hi, int64_t src_w, int64_t C, GroupedRow<T>* gr, P* out) {
+  constexpr int64_t L = Vec<T, Arch>::width;
+  for (int r = 0; r < g.R; ++r) {
+    gr->row[r] = src[g.idx[r * g.K]];
+    gr->o[r] = g.o[r];
+  }
+  for (int t = 0; t < g.R * g.K; ++t) out[t] = tab[g.idx[t]];
+  gr->nj = nj;
+  gr->j_lo = j_lo;
+  gr->j_hi = j_hi;
+  gr->src_w = src_w;
+  gr->C = C;
+  return C / L * L;
+}
+
+// The whole row of a dw_row gather with grouped taps (step 1), vector channels; returns
+// the first channel left for the caller's scalar tail (0 if the groups are not handled).
+template <class T, class Arch>
+inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_hi, const T* const* src,
+                       const T* const* wt, int64_t src_w, int64_t C, T* dst, int64_t ds) {
+  GroupedRow<T> gr;
+  const T* w[9];
+  const int64_t cv = grouped_row<T, Arch>(g, src, wt, nj, j_lo, j_hi, src_w, C, &gr, w);
+  if (cv == 0) return 0;
+  switch (g.R * 4 + g.K) {
+    case 1 * 4 + 2: dwg_block<T, Arch, 1, 2>(gr, w, cv, dst, ds); break;
+    case 2 * 4 + 2: dwg_block<T, Arch, 2, 2>(gr, w, cv, dst, ds); break;
+    case 3 * 4 + 2: dwg_block<T, Arch, 3, 2>(gr, w, cv, dst, ds); break;
+    case 1 * 4 + 3: dwg_block<T, Arch, 1, 3>(gr, w, cv, dst, ds); break;
+    case 2 * 4 + 3: dwg_block<T, Arch, 2, 3>(gr, w, cv, dst, ds); break;
+    case 3 * 4 + 3: dwg_block<T, Arch, 3, 3>(gr, w, cv, dst, ds); break;
+    default: return 0;
+  }
+  return cv;
 }
 
 template <class T, class Arch, int S>
-inline void dwf_dispatch(const TapGroups& g, int64_t nj, const T* dy, const T* const* base, T* const* acc, int64_t C,
-                         int64_t cv) {
+inline bool dwf_dispatch(const TapGroups& g, const GroupedRow<T>& gr, const T* dy, T* const* acc, int64_t cv) {
   switch (g.R * 4 + g.K) {
-    case 1 * 4 + 2: dwf_block<T, Arch, 1, 2, S>(nj, dy, base, acc, C, cv); break;
-    case 2 * 4 + 2: dwf_block<T, Arch, 2, 2, S>(nj, dy, base, acc, C, cv); break;
-    case 3 * 4 + 2: dwf_block<T, Arch, 3, 2, S>(nj, dy, base, acc, C, cv); break;
-    case 1 * 4 + 3: dwf_block<T, Arch, 1, 3, S>(nj, dy, base, acc, C, cv); break;
-    case 2 * 4 + 3: dwf_block<T, Arch, 2, 3, S>(nj, dy, base, acc, C, cv); break;
-    case 3 * 4 + 3: dwf_block<T, Arch, 3, 3, S>(nj, dy, base, acc, C, cv); break;
-    default: break;
+    case 1 * 4 + 2: dwf_block<T, Arch, 1, 2, S>(gr, dy, acc, cv); return true;
+    case 2 * 4 + 2: dwf_block<T, Arch, 2, 2, S>(gr, dy, acc, cv); return true;
+    case 3 * 4 + 2: dwf_block<T, Arch, 3, 2, S>(gr, dy, acc, cv); return true;
+    case 1 * 4 + 3: dwf_block<T, Arch, 1, 3, S>(gr, dy, acc, cv); return true;
+    case 2 * 4 + 3: dwf_block<T, Arch, 2, 3, S>(gr, dy, acc, cv); return true;
+    case 3 * 4 + 3: dwf_block<T, Arch, 3, 3, S>(gr, dy, acc, cv); return true;
+    default: return false;
   }
 }
 
-// The filter-gradient interior [j_lo, j_hi) of one output row with grouped taps, source
-// step 1 or 2: accp[t] += contributions of every vector channel block. Returns the first
-// channel left for the caller, or 0 if it did nothing (other step).
+// The filter gradient of one whole output row with grouped taps, source step 1 or 2:
+// accp[t] += contributions of the vector channels of every column. Returns the first
+// channel left for the caller (0 if it did nothing).
 template <class T, class Arch>
-inline int64_t dwf_interior_grouped(const TapGroups& g, int64_t j_lo, int64_t j_hi, const T* dyrow,
-                                    const T* const* src, T* const* accp, int64_t step, int64_t C) {
-  constexpr int64_t L = Vec<T, Arch>::width;
-  const int64_t cv = C / L * L;
-  if (j_hi <= j_lo || cv == 0 || (step != 1 && step != 2)) return 0;
-  const T* base[3];
+inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_hi, const T* dyrow,
+                       const T* const* src, T* const* accp, int64_t step, int64_t src_w, int64_t C) {
+  if (step != 1 && step != 2) return 0;
+  GroupedRow<T> gr;
   T* acc[9];
-  for (int r = 0; r < g.R; ++r) base[r] = src[g.idx[r * g.K]] + (j_lo * step + g.o[r]) * C;
-  for (int t = 0; t < g.R * g.K; ++t) acc[t] = accp[g.idx[t]];
-  const T* dy = dyrow + j_lo * C;
-  if (step == 1) dwf_dispatch<T, Arch, 1>(g, j_hi - j_lo, dy, base, acc, C, cv);
-  else dwf_dispatch<T, Arch, 2>(g, j_hi - j_lo, dy, base, acc, C, cv);
-  return cv;
+  const int64_t cv = grouped_row<T, Arch>(g, src, accp, nj, j_lo, j_hi, src_w, C, &gr, acc);
+  if (cv == 0) return 0;
+  const bool done = step == 1 ? dwf_dispatch<T, Arch, 1>(g, gr, dyrow, acc, cv) : dwf_dispatch<T, Arch, 2>(g, gr, dyrow, acc, cv);
+  return done ? cv : 0;
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
