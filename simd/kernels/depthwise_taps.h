@@ -16,17 +16,30 @@
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
 // Pixels per register block. With 32 vector registers (AVX-512, NEON) 8 pixels fit next to
-// 9 weights/accumulators; with 16 (SSE, AVX2) or V8's 15 usable on x64 (WASM, which also
-// needs a temporary for every product: no FMA), 4.
+// 9 weights/accumulators; with 16 (SSE, AVX2), 4.
+// WASM: V8 has 15 usable on x64 and needs a temporary for every product (no FMA), and
+// neither LLVM nor Binaryen keep the source order of a block (they hoist its loads and
+// compute one accumulator's whole chain at a time), so a block must fit even with every
+// value of it live at once: the gather reloads the K weights of one group per block
+// (4 pixels: 6 sources + 3 weights + 4 sums), the filter gradient runs one group at a
+// time (3 sums + 4 dy + 6 sources; 3 dy + 7 sources at stride 2).
 #if defined(__AVX512F__) || defined(__aarch64__)
 constexpr int kDwP = 8;
 #else
 constexpr int kDwP = 4;
 #endif
+#if defined(__wasm_simd128__)
+constexpr bool kDwWasm = true;
+#else
+constexpr bool kDwWasm = false;
+#endif
 
 // Pins a loaded vector in a register. Without it GCC folds the load back into every
 // multiply-add that uses it (a memory operand per FMA: the reuse this file is about is
 // undone, and unaligned 64-byte loads split across cache lines cost twice).
+// WASM: LLVM does not model registers there (locals are free) and hoists every load of a
+// block to its top, computing pixel after pixel; V8 then spills most of them. The pin is
+// an ordering point instead (volatile, memory clobber): no load moves across it.
 template <class B>
 inline void dw_pin(B& x) {
 #if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
@@ -39,8 +52,29 @@ inline void dw_pin(B& x) {
 #endif
     x = B(r);
   }
+#elif defined(__wasm_simd128__)
+  if constexpr (sizeof(B) >= 16) {
+    auto r = static_cast<typename B::register_type>(x);
+    asm volatile("" : "+r"(r) : : "memory");
+    x = B(r);
+  }
 #else
   (void)x;
+#endif
+}
+
+// WASM: keeps an accumulator's update before the next dw_pin (see there), so the
+// multiply-adds of one source vector run before the next one is loaded. Native: nothing.
+template <class B>
+inline void dw_keep(B& a) {
+#if defined(__wasm_simd128__)
+  if constexpr (sizeof(B) >= 16) {
+    auto r = static_cast<typename B::register_type>(a);
+    asm volatile("" : "+r"(r));
+    a = B(r);
+  }
+#else
+  (void)a;
 #endif
 }
 
@@ -48,7 +82,7 @@ inline void dw_pin(B& x) {
 // per step instead of GCC precomputing every multiple of C (one register each: spilled).
 template <class T>
 inline void dw_pin_ptr(T*& q) {
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(__wasm__)
   asm("" : "+r"(q));
 #else
   (void)q;
@@ -134,6 +168,10 @@ GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, 
       V::store(dst + j * ds + c, a);
     };
     for (int64_t j = 0; j < j_lo; ++j) edge(j);
+    // Running pointers: group r's lowest source of the block, the block's first output.
+    const T* sr[R];
+    for (int r = 0; r < R; ++r) sr[r] = gr.row[r] + (j_lo + gr.o[r]) * C + c;
+    T* out = dst + j_lo * ds + c;
     int64_t j = j_lo;
     for (; j + P <= j_hi; j += P) {
       B a[P];
@@ -141,7 +179,11 @@ GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, 
       for (int p = 0; p < P; ++p) a[p] = V::zero();
 #pragma GCC unroll 3
       for (int r = 0; r < R; ++r) {
-        const T* s = gr.row[r] + (j + gr.o[r]) * C + c;
+        const T* s = sr[r];
+        sr[r] += P * C;
+        B wr[K];  // WASM: this group's weights, reloaded per block (see kDwP)
+#pragma GCC unroll 3
+        for (int k = 0; k < K; ++k) wr[k] = kDwWasm ? V::load(w[r * K + k] + c) : wv[r * K + k];
         // Source pixel q feeds pixel p = q - k through tap k; for a fixed p the taps come
         // in k ascending order, as in the remainder and edge loops.
 #pragma GCC unroll 16
@@ -152,10 +194,12 @@ GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, 
           dw_pin(x);
 #pragma GCC unroll 3
           for (int k = 0; k < K; ++k)
-            if (q - k >= 0 && q - k < P) a[q - k] = V::fma(x, wv[r * K + k], a[q - k]);
+            if (q - k >= 0 && q - k < P) {
+              a[q - k] = V::fma(x, wr[k], a[q - k]);
+              dw_keep(a[q - k]);
+            }
         }
       }
-      T* out = dst + j * ds + c;
 #pragma GCC unroll 8
       for (int p = 0; p < P; ++p) {
         V::store(out, a[p]);
@@ -187,7 +231,7 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
-  constexpr int P = kDwP;
+  constexpr int P = kDwWasm && S > 1 ? 3 : kDwP;
   constexpr bool kSplit = P >= 8;
   constexpr int Q = (P - 1) * S + K;  // source pixels a block of P reads per group
   const int64_t C = gr.C, nj = gr.nj, j_lo = gr.j_lo, j_hi = gr.j_hi;
@@ -204,10 +248,12 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
         }
     };
     for (int64_t j = 0; j < j_lo; ++j) edge(j);
+    const T* sr[R];  // running pointers, as in dwg_block
+    for (int r = 0; r < R; ++r) sr[r] = gr.row[r] + (j_lo * S + gr.o[r]) * C + c;
+    const T* dq = dy + j_lo * C + c;
     int64_t j = j_lo;
     for (; j + P <= j_hi; j += P) {
       B d[P];
-      const T* dq = dy + j * C + c;
 #pragma GCC unroll 8
       for (int p = 0; p < P; ++p) {
         d[p] = V::load(dq);
@@ -217,7 +263,8 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
       }
 #pragma GCC unroll 3
       for (int r = 0; r < R; ++r) {
-        const T* s = gr.row[r] + (j * S + gr.o[r]) * C + c;
+        const T* s = sr[r];
+        sr[r] += P * S * C;
         // Source pixel q = p*S + k: tap k of pixel p. For a fixed tap, p ascends with q.
 #pragma GCC unroll 32
         for (int q = 0; q < Q; ++q) {
@@ -229,8 +276,12 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
           for (int k = 0; k < K; ++k)
             if (q >= k && (q - k) % S == 0 && (q - k) / S < P) {
               const int pp = (q - k) / S;
-              if (kSplit && (pp & 1)) a1[r * K + k] = V::fma(d[pp], x, a1[r * K + k]);
-              else a0[r * K + k] = V::fma(d[pp], x, a0[r * K + k]);
+              if (kSplit && (pp & 1)) {
+                a1[r * K + k] = V::fma(d[pp], x, a1[r * K + k]);
+              } else {
+                a0[r * K + k] = V::fma(d[pp], x, a0[r * K + k]);
+                dw_keep(a0[r * K + k]);
+              }
             }
         }
       }
@@ -316,6 +367,18 @@ inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
   T* acc[9];
   const int64_t cv = grouped_row<T, Arch>(g, src, accp, nj, j_lo, j_hi, src_w, C, &gr, acc);
   if (cv == 0) return 0;
+  if (kDwWasm) {  // one group at a time (see kDwP); each tap's sum keeps its order
+    TapGroups g1 = g;
+    g1.R = 1;
+    for (int r = 0; r < g.R; ++r) {
+      GroupedRow<T> gr1 = gr;
+      gr1.row[0] = gr.row[r];
+      gr1.o[0] = gr.o[r];
+      if (step == 1) dwf_dispatch<T, Arch, 1>(g1, gr1, dyrow, acc + r * g.K, cv);
+      else dwf_dispatch<T, Arch, 2>(g1, gr1, dyrow, acc + r * g.K, cv);
+    }
+    return cv;
+  }
   const bool done = step == 1 ? dwf_dispatch<T, Arch, 1>(g, gr, dyrow, acc, cv) : dwf_dispatch<T, Arch, 2>(g, gr, dyrow, acc, cv);
   return done ? cv : 0;
 }
