@@ -21,8 +21,7 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 // neither LLVM nor Binaryen keep the source order of a block (they hoist its loads and
 // compute one accumulator's whole chain at a time), so a block must fit even with every
 // value of it live at once: the gather reloads the K weights of one group per block
-// (4 pixels: 6 sources + 3 weights + 4 sums), the filter gradient runs one group at a
-// time (3 sums + 4 dy + 6 sources; 3 dy + 7 sources at stride 2).
+// (4 pixels: 6 sources + 3 weights + 4 sums); the filter gradient keeps dwf_interior.
 #if defined(__AVX512F__) || defined(__aarch64__)
 constexpr int kDwP = 8;
 #else
@@ -231,7 +230,7 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
-  constexpr int P = kDwWasm && S > 1 ? 3 : kDwP;
+  constexpr int P = kDwP;
   constexpr bool kSplit = P >= 8;
   constexpr int Q = (P - 1) * S + K;  // source pixels a block of P reads per group
   const int64_t C = gr.C, nj = gr.nj, j_lo = gr.j_lo, j_hi = gr.j_hi;
@@ -362,23 +361,14 @@ inline bool dwf_dispatch(const TapGroups& g, const GroupedRow<T>& gr, const T* d
 template <class T, class Arch>
 inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_hi, const T* dyrow,
                        const T* const* src, T* const* accp, int64_t step, int64_t src_w, int64_t C) {
-  if (step != 1 && step != 2) return 0;
+  // WASM: dwf_interior's 9 accumulators + 1 dy + 1 source fit V8's registers and measured
+  // faster there (about 23 vs 17-22 GFLOP/s in Node 20) than any dwf_block shape tried:
+  // LLVM/Binaryen reorder a block so that its reused sources all stay live (see kDwP).
+  if (kDwWasm || (step != 1 && step != 2)) return 0;
   GroupedRow<T> gr;
   T* acc[9];
   const int64_t cv = grouped_row<T, Arch>(g, src, accp, nj, j_lo, j_hi, src_w, C, &gr, acc);
   if (cv == 0) return 0;
-  if (kDwWasm) {  // one group at a time (see kDwP); each tap's sum keeps its order
-    TapGroups g1 = g;
-    g1.R = 1;
-    for (int r = 0; r < g.R; ++r) {
-      GroupedRow<T> gr1 = gr;
-      gr1.row[0] = gr.row[r];
-      gr1.o[0] = gr.o[r];
-      if (step == 1) dwf_dispatch<T, Arch, 1>(g1, gr1, dyrow, acc + r * g.K, cv);
-      else dwf_dispatch<T, Arch, 2>(g1, gr1, dyrow, acc + r * g.K, cv);
-    }
-    return cv;
-  }
   const bool done = step == 1 ? dwf_dispatch<T, Arch, 1>(g, gr, dyrow, acc, cv) : dwf_dispatch<T, Arch, 2>(g, gr, dyrow, acc, cv);
   return done ? cv : 0;
 }
