@@ -279,3 +279,55 @@ TEST_CASE("cpu: ISA selection") {
   simd::Isa bogus;
   CHECK_FALSE(simd::isa_from_name("avx9000", &bogus));
 }
+
+// Depthwise rows long enough for the kx-reuse kernels (simd/kernels/depthwise_taps.h):
+// full 8- and 4-pixel blocks plus remainders, stride 1 and 2 (the filter gradient's
+// step-2 block, the input gradient's 1/2-tap phase classes), kernel widths 2-3 (groups of
+// K = 2, 3), channel counts around the vector widths; dilation 2 keeps the ungrouped path.
+TEST_CASE("cpu: depthwise kx-reuse rows vs reference") {
+  IsaGuard guard;
+  std::mt19937 rng(41);
+  struct Geo {
+    int64_t h, w, c, k, s, d, m;
+  };
+  const Geo geos[] = {{5, 37, 32, 3, 1, 1, 1}, {4, 30, 19, 3, 2, 1, 1},  {3, 45, 48, 3, 1, 1, 1},
+                      {6, 26, 5, 2, 1, 1, 1},  {5, 41, 16, 2, 2, 1, 1},  {4, 29, 37, 3, 2, 1, 1},
+                      {6, 23, 17, 3, 1, 2, 1}, {4, 21, 8, 3, 1, 1, 2},   {2, 64, 1, 3, 1, 1, 1}};
+  for (const Geo& g : geos)
+    for (int pad = 0; pad < 2; ++pad) {
+      ConvParams p;
+      p.batch = 2;
+      p.in_h = g.h;
+      p.in_w = g.w;
+      p.in_c = g.c;
+      p.depth_multiplier = g.m;
+      p.filter_in_c = g.c;
+      p.out_c = g.c * g.m;
+      p.filter_h = p.filter_w = g.k;
+      p.stride_h = p.stride_w = g.s;
+      p.dilation_h = p.dilation_w = g.d;
+      const int64_t e = (g.k - 1) * g.d + 1;
+      p.pad_top = p.pad_left = pad ? (e - 1) / 2 : 0;
+      const int64_t pb = pad ? e - 1 - p.pad_top : 0;
+      p.out_h = (p.in_h + p.pad_top + pb - e) / p.stride_h + 1;
+      p.out_w = (p.in_w + p.pad_left + pb - e) / p.stride_w + 1;
+      const std::string what = describe(p);
+      CAPTURE(what);
+      auto x = random_vec<float>(rng, p.x_elements());
+      auto w = random_vec<float>(rng, p.dw_w_elements());
+      auto dy = random_vec<float>(rng, p.y_elements());
+      for (ConvKernel k : {ConvKernel::dw_fwd, ConvKernel::dw_bwd_input, ConvKernel::dw_bwd_filter}) {
+        const double red = k == ConvKernel::dw_bwd_filter ? double(p.batch * p.out_h * p.out_w)
+                                                          : double(p.filter_h * p.filter_w * p.depth_multiplier);
+        const auto want = run_conv<float>(gradrt::reference_backend(), k, p, 1, x, w, dy);
+        for (simd::Isa isa : simd::supported_isas()) {
+          REQUIRE(simd::set_cpu_isa(isa));
+          CAPTURE(simd::isa_name(isa));
+          const auto got1 = run_conv<float>(gradrt::cpu_backend(), k, p, 1, x, w, dy);
+          check_close(got1, want, red, std::sqrt(red), what);
+          const auto got2 = run_conv<float>(gradrt::cpu_backend(), k, p, 2, x, w, dy);
+          CHECK_MESSAGE(same_bits(got2, got1), "threads 2 changed the bits");
+        }
+      }
+    }
+}

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common.h"
+#include "depthwise_taps.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -199,6 +200,25 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
   j_lo = imin(j_lo, nj);
   if (j_hi < j_lo) j_hi = j_lo;
   const int64_t ds = dst_step * C;
+  // Step 1 with taps in rows of consecutive offsets (stride-1 forward, the input gradient's
+  // phase classes): dwg_block does the whole row, edges included, reusing each source
+  // vector along kx; the channels past the last full vector follow here, per pixel.
+  TapGroups g;
+  if (step == 1 && nt >= 2 && tap_groups(nt, src, off, &g)) {
+    const int64_t cv = dwg_row<T, Arch>(g, nj, j_lo, j_hi, src, wt, src_w, C, dst, ds);
+    if (cv > 0) {
+      for (int64_t j = 0; j < nj; ++j)
+        for (int64_t c = cv; c < C; ++c) {
+          T a = T(0);
+          for (int64_t t = 0; t < nt; ++t) {
+            const int64_t q = j + off[t];
+            if (q >= 0 && q < src_w) a += src[t][q * C + c] * wt[t][c];
+          }
+          dst[j * ds + c] = a;
+        }
+      return;
+    }
+  }
   auto edge = [&](int64_t j) {  // any j: taps filtered
     T* out = dst + j * ds;
     for (int64_t c = 0; c < C; ++c) out[c] = T(0);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "common.h"
+#include "depthwise_taps.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -55,7 +56,9 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams&
   const int64_t nw = taps * OC;
   if (nw == 0) return;
   const int64_t rows = p.batch * p.out_h;
-  const int64_t grain = reduction_grain(rows, 4, 64);
+  // At most 16 chunks of >= 2 rows: an even split for 2 threads at batch 1 (e.g. 28 rows:
+  // 14 chunks of 2) and few partials to combine; fixed by the row count alone.
+  const int64_t grain = reduction_grain(rows, 2, 16);
   const int64_t chunks = nchunks(rows, grain);
   T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * nw + 1)));
   par(exec, rows, grain, [&](int64_t r0, int64_t r1) {
@@ -88,6 +91,31 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams&
         }
         j_lo = imin(j_lo, p.out_w);
         if (j_hi < j_lo) j_hi = j_lo;
+        // Tap t's columns [j0, j1), channels from c0, one multiply-add at a time into accp[t].
+        auto add_cols = [&](int64_t t, int64_t j0, int64_t j1, int64_t c0) {
+          T* acc = accp[t];
+          for (int64_t j = j0; j < j1; ++j) {
+            const int64_t ix = j * p.stride_w + off[t];
+            if (ix < 0 || ix >= p.in_w) continue;
+            const T* d = dyrow + j * OC;
+            const T* sx = src[t] + ix * C;
+            int64_t cc = c0;
+            for (; cc + L <= C; cc += L) V::store(acc + cc, V::fma(V::load(d + cc), V::load(sx + cc), V::load(acc + cc)));
+            for (; cc < C; ++cc) acc[cc] += d[cc] * sx[cc];
+          }
+        };
+        // Rows of consecutive taps (dilation 1, stride 1 or 2): dwf_block does the whole
+        // row's vector channels, edges included, reusing each x vector for every tap that
+        // reads it; otherwise one accumulator per tap over the interior.
+        TapGroups g;
+        if (tap_groups(nt, src, off, &g)) {
+          const int64_t cv = dwf_row<T, Arch>(g, p.out_w, j_lo, j_hi, dyrow, src, accp, p.stride_w, p.in_w, C);
+          if (cv > 0) {
+            if (cv < C)
+              for (int64_t t = 0; t < nt; ++t) add_cols(t, 0, p.out_w, cv);
+            continue;
+          }
+        }
         int64_t c = 0;
         switch (nt) {
           case 1: c = dwf_interior<T, Arch, 1>(j_lo, j_hi, dyrow, src, off, accp, p.stride_w, C); break;
@@ -101,21 +129,9 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams&
         // Whatever the interior kernel did not cover: the remaining channels of the
         // interior, and every channel of the edge columns, tap by tap.
         for (int64_t t = 0; t < nt; ++t) {
-          T* acc = accp[t];
-          auto add_cols = [&](int64_t j0, int64_t j1, int64_t c0) {
-            for (int64_t j = j0; j < j1; ++j) {
-              const int64_t ix = j * p.stride_w + off[t];
-              if (ix < 0 || ix >= p.in_w) continue;
-              const T* d = dyrow + j * OC;
-              const T* sx = src[t] + ix * C;
-              int64_t cc = c0;
-              for (; cc + L <= C; cc += L) V::store(acc + cc, V::fma(V::load(d + cc), V::load(sx + cc), V::load(acc + cc)));
-              for (; cc < C; ++cc) acc[cc] += d[cc] * sx[cc];
-            }
-          };
-          add_cols(0, j_lo, 0);
-          if (c < C) add_cols(j_lo, j_hi, c);
-          add_cols(j_hi, p.out_w, 0);
+          add_cols(t, 0, j_lo, 0);
+          if (c < C) add_cols(t, j_lo, j_hi, c);
+          add_cols(t, j_hi, p.out_w, 0);
         }
       } else {
         for (int64_t t = 0; t < nt; ++t)
@@ -129,14 +145,28 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams&
       }
     }
   });
-  // Fixed-order combination of the chunk partials (vectorised across dw entries).
-  par(exec, nw, imax(L, balance_grain(exec, nw)), [&](int64_t e0, int64_t e1) {
-    for (int64_t e = e0; e < e1; ++e) {
-      T s = chunks > 0 ? part[e] : T(0);
-      for (int64_t k = 1; k < chunks; ++k) s += part[k * nw + e];
-      dw[e] = s;
+  // Fixed-order combination of the chunk partials: dw[e] = ((part_0 + part_1) + part_2) ...,
+  // vectorised across e. Small (<= 16 chunks of taps x OC): one thread, no second dispatch.
+  auto combine = [&](int64_t e0, int64_t e1) {
+    int64_t e = e0;
+    for (; e + L <= e1; e += L) {
+      auto v = V::load(part + e);
+      for (int64_t k = 1; k < chunks; ++k) v = v + V::load(part + k * nw + e);
+      V::store(dw + e, v);
     }
-  });
+    for (; e < e1; ++e) {
+      T v = part[e];
+      for (int64_t k = 1; k < chunks; ++k) v += part[k * nw + e];
+      dw[e] = v;
+    }
+  };
+  if (chunks == 0) {
+    for (int64_t e = 0; e < nw; ++e) dw[e] = T(0);
+  } else if (nw * chunks <= (int64_t(1) << 16)) {
+    combine(0, nw);
+  } else {
+    par(exec, nw, imax(L, balance_grain(exec, nw)), combine);
+  }
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
