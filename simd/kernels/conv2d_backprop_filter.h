@@ -81,15 +81,26 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
     const T** ptab = static_cast<const T**>(workspace(6, sizeof(T*) * KC));  // per tap: x pixel or zero
     int64_t* off = static_cast<int64_t*>(workspace(4, sizeof(int64_t) * KC));
     int64_t* pix = static_cast<int64_t*>(workspace(5, sizeof(int64_t) * 3 * KC));
+    // Locals, not p.*: the int64 stores into off/pix may alias the params (all int64), and
+    // GCC reloaded them on every iteration.
+    const int64_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, out_h = p.out_h, out_w = p.out_w;
+    const int64_t sh = p.stride_h, sw = p.stride_w, pt = p.pad_top, pl = p.pad_left;
+    const int64_t dh = p.dilation_h, dwl = p.dilation_w, fw = p.filter_w;
     for (int64_t k0 = 0; k0 < npix; k0 += KC) {
       const int64_t kc = imin(KC, npix - k0);
-      // Per pixel of the chunk, once: image row base n*in_h and the tap-0 input position.
-      for (int64_t k = 0; k < kc; ++k) {
-        const int64_t m = k0 + k;
-        const int64_t ox = m % p.out_w, oy = (m / p.out_w) % p.out_h, n = m / (p.out_w * p.out_h);
-        pix[3 * k] = n * p.in_h;
-        pix[3 * k + 1] = oy * p.stride_h - p.pad_top;
-        pix[3 * k + 2] = ox * p.stride_w - p.pad_left;
+      // Per pixel of the chunk, once: image row base n*in_h and the tap-0 input position
+      // (stepped pixel by pixel; one division per chunk).
+      {
+        int64_t ox = k0 % out_w, oy = (k0 / out_w) % out_h, n = k0 / (out_w * out_h);
+        for (int64_t k = 0; k < kc; ++k) {
+          pix[3 * k] = n * in_h;
+          pix[3 * k + 1] = oy * sh - pt;
+          pix[3 * k + 2] = ox * sw - pl;
+          if (++ox == out_w) {
+            ox = 0;
+            if (++oy == out_h) oy = 0, ++n;
+          }
+        }
       }
       int64_t packed_group = -1, offs_for = -1;
       for (int64_t item = i0; item < i1; ++item) {
@@ -103,14 +114,15 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
         const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
         const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
         if (offs_for != g * taps + t) {  // x offsets of the chunk's pixels under tap t
-          const int64_t ky = t / p.filter_w, kx = t % p.filter_w;
+          const int64_t ky = t / fw, kx = t % fw;
+          const int64_t goff = g * fic;
           for (int64_t k = 0; k < kc; ++k) {
-            const int64_t iy = pix[3 * k + 1] + ky * p.dilation_h;
-            const int64_t ix = pix[3 * k + 2] + kx * p.dilation_w;
-            off[k] = (iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w)
-                         ? ((pix[3 * k] + iy) * p.in_w + ix) * p.in_c + g * fic
-                         : -1;
-            ptab[k] = off[k] >= 0 ? x + off[k] : zero;
+            const int64_t iy = pix[3 * k + 1] + ky * dh;
+            const int64_t ix = pix[3 * k + 2] + kx * dwl;
+            const bool in = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
+            const int64_t o = ((pix[3 * k] + iy) * in_w + ix) * in_c + goff;
+            off[k] = in ? o : -1;
+            ptab[k] = in ? x + o : zero;
           }
           offs_for = g * taps + t;
         }
