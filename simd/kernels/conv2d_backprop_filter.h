@@ -71,7 +71,15 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
       r = fic - f;
     }
   }
-  const int64_t items = groups * taps * ftiles;  // (g, t, f-tile), each owning rows of dw
+  // Work items (g, jb, t, f-tile), each owning a block of dw. jb splits the oc panels into
+  // nb blocks: with several threads and a wide, tap-poor filter (1x1: 512 oc) each thread
+  // then packs only its own panels of dy, where splitting over (t, f-tile) alone had every
+  // thread pack all of them. With many taps the per-tap pointer tables cost more than the
+  // packing, and (t, f-tile) is the better split (nb = 1). The split decides only who
+  // computes a dw element, never its order of additions.
+  const int64_t nb = exec.threads > 1 && ocg > 16 * taps ? imin(np, exec.threads) : 1;
+  const int64_t npb = (np + nb - 1) / nb;  // panels per block (the last may have fewer)
+  const int64_t items = groups * nb * taps * ftiles;
   par(exec, items, balance_grain(exec, items, 1), [&](int64_t i0, int64_t i1) {
     T* bpack = static_cast<T*>(workspace(1, sizeof(T) * KC * NR * np));
     const T** a = static_cast<const T**>(workspace(2, sizeof(T*) * KC));
@@ -102,14 +110,15 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
           }
         }
       }
-      int64_t packed_group = -1, offs_for = -1;
+      int64_t packed = -1, offs_for = -1;
       for (int64_t item = i0; item < i1; ++item) {
-        const int64_t g = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
-        if (g != packed_group) {  // dy[k0.., g*ocg..] into np panels [kc][NR]
-          for (int64_t j = 0; j < np; ++j)
+        const int64_t gb = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
+        const int64_t g = gb / nb, j0 = (gb % nb) * npb, j1 = imin(np, j0 + npb);
+        if (gb != packed) {  // dy[k0.., g*ocg + j*NR..] into panels j0..j1 [kc][NR]
+          for (int64_t j = j0; j < j1; ++j)
             pack_panel(dy + k0 * p.out_c + g * ocg + j * NR, p.out_c, kc, imin(NR, ocg - j * NR), NR,
                        bpack + j * KC * NR);
-          packed_group = g;
+          packed = gb;
         }
         const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
         const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
@@ -140,7 +149,7 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
           a_off = 0;
         }
         T* c = dw + (t * fic + f0) * p.out_c + g * ocg;
-        for (int64_t j = 0; j < np; ++j) {
+        for (int64_t j = j0; j < j1; ++j) {
           const T* bj = bpack + j * KC * NR;
           const int64_t nr = imin(NR, ocg - j * NR);
           if (kind == 0) G::cols(kc, at, a_off, bj, c + j * NR, p.out_c, mr, nr, k0 > 0);

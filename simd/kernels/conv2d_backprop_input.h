@@ -55,90 +55,103 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
   });
 
   const int64_t row_c = p.out_w * p.out_c;  // dy offset of one output row
-  for (int64_t py = 0; py < imin(p.stride_h, p.in_h); ++py)
-    for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
-      // Valid taps of this class: ky with sh | (py + pt - ky*dh), and their quotients du.
-      int64_t nky = 0, nkx = 0;
-      int64_t* kys = static_cast<int64_t*>(workspace(4, sizeof(int64_t) * 2 * (p.filter_h + p.filter_w)));
-      int64_t* du = kys + p.filter_h;
-      int64_t* kxs = du + p.filter_h;
-      int64_t* dv = kxs + p.filter_w;
-      for (int64_t ky = 0; ky < p.filter_h; ++ky)
-        if (floormod(py + p.pad_top - ky * p.dilation_h, p.stride_h) == 0) {
-          du[nky] = floordiv(py + p.pad_top - ky * p.dilation_h, p.stride_h);
-          kys[nky++] = ky;
+  // Phase classes, all in one parallel pass (a pass per class cost a pool wake-up each:
+  // 4 for a stride-2 op). Class q = (py, px) keeps its tap lists in cls + q*CL:
+  // [0] py, [1] px, [2] nky, [3] nkx, [4] ch, [5] cw, [6] first tile, then kys, du (fh each),
+  // kxs, dv (fw each). du[u] = (py + pt - kys[u]*dh) / sh exactly, likewise dv.
+  const int64_t cy = imin(p.stride_h, p.in_h), cx = imin(p.stride_w, p.in_w), ncls = cy * cx;
+  const int64_t fh = p.filter_h, fw = p.filter_w, CL = 7 + 2 * (fh + fw);
+  int64_t* cls = static_cast<int64_t*>(workspace(4, sizeof(int64_t) * (ncls * CL + 1)));
+  int64_t tiles = 0, max_ctaps = 0;
+  for (int64_t q = 0; q < ncls; ++q) {
+    int64_t* cq = cls + q * CL;
+    const int64_t py = q / cx, px = q % cx;
+    int64_t *kys = cq + 7, *du = kys + fh, *kxs = du + fh, *dv = kxs + fw;
+    int64_t nky = 0, nkx = 0;
+    for (int64_t ky = 0; ky < fh; ++ky)
+      if (floormod(py + p.pad_top - ky * p.dilation_h, p.stride_h) == 0) {
+        du[nky] = floordiv(py + p.pad_top - ky * p.dilation_h, p.stride_h);
+        kys[nky++] = ky;
+      }
+    for (int64_t kx = 0; kx < fw; ++kx)
+      if (floormod(px + p.pad_left - kx * p.dilation_w, p.stride_w) == 0) {
+        dv[nkx] = floordiv(px + p.pad_left - kx * p.dilation_w, p.stride_w);
+        kxs[nkx++] = kx;
+      }
+    const int64_t ch = (p.in_h - py + p.stride_h - 1) / p.stride_h;  // rows iy = py + a*sh
+    const int64_t cw = (p.in_w - px + p.stride_w - 1) / p.stride_w;
+    cq[0] = py, cq[1] = px, cq[2] = nky, cq[3] = nkx, cq[4] = ch, cq[5] = cw, cq[6] = tiles;
+    tiles += (p.batch * ch * cw + MR - 1) / MR;
+    max_ctaps = imax(max_ctaps, nky * nkx);
+  }
+  // Small chunks (~16 per thread): a tile is a few microseconds, and with 4 chunks per
+  // thread the last chunk left one thread idle for up to a quarter of a small op.
+  par(exec, tiles, balance_grain(exec, tiles, 16), [&](int64_t t0, int64_t t1) {
+    // ok_r[u*MR + i]: pixel row i has dy row a_i + du[u]; ok_c likewise for columns. Tap-major,
+    // so that the per-tap loop over i below vectorizes. int32, not bytes: byte stores may
+    // alias anything and made GCC reload every param.
+    int32_t* ok_r = static_cast<int32_t*>(workspace(1, sizeof(int32_t) * (MR * (fh + fw) + 1)));
+    int32_t* ok_c = ok_r + MR * fh;
+    const T** a = static_cast<const T**>(workspace(2, sizeof(T*) * (max_ctaps + 1) * MR));
+    const T** b = static_cast<const T**>(workspace(3, sizeof(T*) * (max_ctaps + 1)));
+    const T* zero = static_cast<const T*>(zeros(sizeof(T) * (ocg + 1)));
+    int64_t pix_off[MR];  // dy offset of (n, a, b) itself (may lie outside dy: only offsets)
+    const int64_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, out_h = p.out_h, out_w = p.out_w,
+                  out_c = p.out_c, sh = p.stride_h, sw = p.stride_w;
+    int64_t q = 0;
+    while (q + 1 < ncls && cls[(q + 1) * CL + 6] <= t0) ++q;
+    for (int64_t tile_g = t0; tile_g < t1; ++tile_g) {
+      while (q + 1 < ncls && cls[(q + 1) * CL + 6] <= tile_g) ++q;
+      const int64_t* cq = cls + q * CL;
+      const int64_t py = cq[0], px = cq[1], nky = cq[2], nkx = cq[3], ch = cq[4], cw = cq[5];
+      const int64_t *kys = cq + 7, *du = kys + fh, *kxs = du + fh, *dv = kxs + fw;
+      const int64_t npix = p.batch * ch * cw, tile = tile_g - cq[6];
+      const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
+      T* c[MR];
+      int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = m0 / (cw * ch);
+      for (int64_t i = 0; i < MR; ++i) {
+        const bool real = i < mr;
+        c[i] = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
+        pix_off[i] = ((n * out_h + aa) * out_w + bb) * out_c;
+        for (int64_t u = 0; u < nky; ++u) {
+          const int64_t oy = aa + du[u];
+          ok_r[u * MR + i] = real && oy >= 0 && oy < out_h;
         }
-      for (int64_t kx = 0; kx < p.filter_w; ++kx)
-        if (floormod(px + p.pad_left - kx * p.dilation_w, p.stride_w) == 0) {
-          dv[nkx] = floordiv(px + p.pad_left - kx * p.dilation_w, p.stride_w);
-          kxs[nkx++] = kx;
+        for (int64_t v = 0; v < nkx; ++v) {
+          const int64_t ox = bb + dv[v];
+          ok_c[v * MR + i] = ox >= 0 && ox < out_w;
         }
-      const int64_t ctaps = nky * nkx;
-      const int64_t ch = (p.in_h - py + p.stride_h - 1) / p.stride_h;  // rows iy = py + a*sh
-      const int64_t cw = (p.in_w - px + p.stride_w - 1) / p.stride_w;
-      const int64_t npix = p.batch * ch * cw;
-      const int64_t tiles = (npix + MR - 1) / MR;
-      // Small chunks (~16 per thread): a tile is a few microseconds, and with 4 chunks per
-      // thread the last chunk left one thread idle for up to a quarter of a small op.
-      par(exec, tiles, balance_grain(exec, tiles, 16), [&](int64_t t0, int64_t t1) {
-        // ok_r[i*nky + u]: pixel row i has dy row a_i + du[u]; ok_c likewise for columns.
-        // int32, not bytes: byte stores may alias anything and made GCC reload every param.
-        int32_t* ok_r = static_cast<int32_t*>(workspace(1, sizeof(int32_t) * (MR * (nky + nkx) + 1)));
-        int32_t* ok_c = ok_r + MR * nky;
-        const T** a = static_cast<const T**>(workspace(2, sizeof(T*) * (ctaps + 1) * MR));
-        const T** b = static_cast<const T**>(workspace(3, sizeof(T*) * (ctaps + 1)));
-        const T* zero = static_cast<const T*>(zeros(sizeof(T) * (ocg + 1)));
-        int64_t pix_off[MR];  // dy offset of (n, a, b) itself (may lie outside dy: only offsets)
-        const int64_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, out_h = p.out_h, out_w = p.out_w,
-                      out_c = p.out_c, sh = p.stride_h, sw = p.stride_w;
-        for (int64_t tile = t0; tile < t1; ++tile) {
-          const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
-          T* c[MR];
-          int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = m0 / (cw * ch);
-          for (int64_t i = 0; i < MR; ++i) {
-            const bool real = i < mr;
-            c[i] = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
-            pix_off[i] = ((n * out_h + aa) * out_w + bb) * out_c;
-            for (int64_t u = 0; u < nky; ++u) {
-              const int64_t oy = aa + du[u];
-              ok_r[i * nky + u] = real && oy >= 0 && oy < out_h;
+        if (i + 1 < mr && ++bb == cw) {  // next pixel of the class (rows >= mr repeat the last)
+          bb = 0;
+          if (++aa == ch) aa = 0, ++n;
+        }
+      }
+      for (int64_t g = 0; g < groups; ++g) {
+        // Taps where every row is padding are dropped (with their B rows).
+        int64_t nt = 0;
+        for (int64_t u = 0; u < nky; ++u)
+          for (int64_t v = 0; v < nkx; ++v) {
+            const int64_t toff = du[u] * row_c + dv[v] * out_c + g * ocg;
+            int32_t any = 0;
+            const T** at = a + nt * MR;
+            for (int64_t i = 0; i < MR; ++i) {
+              const int32_t in = ok_r[u * MR + i] & ok_c[v * MR + i];
+              at[i] = in ? dy + (pix_off[i] + toff) : zero;
+              any |= in;
             }
-            for (int64_t v = 0; v < nkx; ++v) {
-              const int64_t ox = bb + dv[v];
-              ok_c[i * nkx + v] = ox >= 0 && ox < out_w;
-            }
-            if (i + 1 < mr && ++bb == cw) {  // next pixel of the class (rows >= mr repeat the last)
-              bb = 0;
-              if (++aa == ch) aa = 0, ++n;
-            }
+            if (!any) continue;
+            b[nt++] = bpack + g * np * panel + (kys[u] * p.filter_w + kxs[v]) * ocg * NR;
           }
-          for (int64_t g = 0; g < groups; ++g) {
-            // Taps where every row is padding are dropped (with their B rows).
-            int64_t nt = 0;
-            for (int64_t u = 0; u < nky; ++u)
-              for (int64_t v = 0; v < nkx; ++v) {
-                const int64_t toff = du[u] * row_c + dv[v] * out_c + g * ocg;
-                bool any = false;
-                const T** at = a + nt * MR;
-                for (int64_t i = 0; i < MR; ++i) {
-                  const bool in = ok_r[i * nky + u] & ok_c[i * nkx + v];
-                  at[i] = in ? dy + (pix_off[i] + toff) : zero;
-                  any |= in;
-                }
-                if (!any) continue;
-                b[nt++] = bpack + g * np * panel + (kys[u] * p.filter_w + kxs[v]) * ocg * NR;
-              }
-            for (int64_t j = 0; j < np; ++j) {
-              T* cj[MR];
-              for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * fic + j * NR;
-              if (j > 0)
-                for (int64_t t = 0; t < nt; ++t) b[t] += panel;
-              G::rows(nt, ocg, a, b, cj, mr, imin(NR, fic - j * NR));
-            }
-          }
+        for (int64_t j = 0; j < np; ++j) {
+          T* cj[MR];
+          for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * fic + j * NR;
+          if (j > 0)
+            for (int64_t t = 0; t < nt; ++t) b[t] += panel;
+          G::rows(nt, ocg, a, b, cj, mr, imin(NR, fic - j * NR));
         }
-      });
+      }
     }
+  });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
