@@ -96,14 +96,15 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
     const int64_t dh = p.dilation_h, dwl = p.dilation_w, fw = p.filter_w;
     for (int64_t k0 = 0; k0 < npix; k0 += KC) {
       const int64_t kc = imin(KC, npix - k0);
-      // Per pixel of the chunk, once: image row base n*in_h and the tap-0 input position
+      // Per pixel of the chunk, once (three arrays of KC, so the per-tap loop below vectorizes):
+      // image row base n*in_h and the tap-0 input position
       // (stepped pixel by pixel; one division per chunk).
       {
         int64_t ox = k0 % out_w, oy = (k0 / out_w) % out_h, n = k0 / (out_w * out_h);
         for (int64_t k = 0; k < kc; ++k) {
-          pix[3 * k] = n * in_h;
-          pix[3 * k + 1] = oy * sh - pt;
-          pix[3 * k + 2] = ox * sw - pl;
+          pix[k] = n * in_h;
+          pix[KC + k] = oy * sh - pt;
+          pix[2 * KC + k] = ox * sw - pl;
           if (++ox == out_w) {
             ox = 0;
             if (++oy == out_h) oy = 0, ++n;
@@ -126,10 +127,10 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
           const int64_t ky = t / fw, kx = t % fw;
           const int64_t goff = g * fic;
           for (int64_t k = 0; k < kc; ++k) {
-            const int64_t iy = pix[3 * k + 1] + ky * dh;
-            const int64_t ix = pix[3 * k + 2] + kx * dwl;
+            const int64_t iy = pix[KC + k] + ky * dh;
+            const int64_t ix = pix[2 * KC + k] + kx * dwl;
             const bool in = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
-            const int64_t o = ((pix[3 * k] + iy) * in_w + ix) * in_c + goff;
+            const int64_t o = ((pix[k] + iy) * in_w + ix) * in_c + goff;
             off[k] = in ? o : -1;
             ptab[k] = in ? x + o : zero;
           }

@@ -36,7 +36,7 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
   // read OB values at a time (a column-at-a-time loop over a 64 KiB panel missed L1 on
   // every store: 9% of the 1x1 op).
   par(exec, groups * np * taps, 1, [&](int64_t b0, int64_t b1) {
-    constexpr int64_t OB = 16;
+    constexpr int64_t OB = 64;
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t g = b / (np * taps), j = (b / taps) % np, t = b % taps;
       const int64_t nr = imin(NR, fic - j * NR);
@@ -109,6 +109,38 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
       const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
       T* c[MR];
       int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = m0 / (cw * ch);
+      // The GEMM over the np column panels of group g, taps a/b[0..nt) (b advanced per panel).
+      auto run_panels = [&](int64_t g, int64_t nt) {
+        for (int64_t j = 0; j < np; ++j) {
+          T* cj[MR];
+          for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * fic + j * NR;
+          if (j > 0)
+            for (int64_t t = 0; t < nt; ++t) b[t] += panel;
+          G::rows(nt, ocg, a, b, cj, mr, imin(NR, fic - j * NR));
+        }
+      };
+      // Interior tile: MR pixels in one class row, every tap inside dy for all of them
+      // (du, dv are decreasing: du[0] is the largest). Then pixel i's pointer under any tap
+      // is pixel 0's plus i*out_c, and the table is a plain fill (most tiles of a large image).
+      const bool interior = mr == MR && nky > 0 && nkx > 0 && bb + MR <= cw && aa + du[nky - 1] >= 0 &&
+                            aa + du[0] < out_h && bb + dv[nkx - 1] >= 0 && bb + MR - 1 + dv[0] < out_w;
+      if (interior) {
+        const int64_t off0 = ((n * out_h + aa) * out_w + bb) * out_c;
+        T* c0 = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
+        for (int64_t i = 0; i < MR; ++i) c[i] = c0 + i * sw * in_c;
+        for (int64_t g = 0; g < groups; ++g) {
+          int64_t nt = 0;
+          for (int64_t u = 0; u < nky; ++u)
+            for (int64_t v = 0; v < nkx; ++v, ++nt) {
+              const T* base = dy + (off0 + du[u] * row_c + dv[v] * out_c + g * ocg);
+              const T** at = a + nt * MR;
+              for (int64_t i = 0; i < MR; ++i) at[i] = base + i * out_c;
+              b[nt] = bpack + g * np * panel + (kys[u] * p.filter_w + kxs[v]) * ocg * NR;
+            }
+          run_panels(g, nt);
+        }
+        continue;
+      }
       for (int64_t i = 0; i < MR; ++i) {
         const bool real = i < mr;
         c[i] = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
@@ -142,13 +174,7 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
             if (!any) continue;
             b[nt++] = bpack + g * np * panel + (kys[u] * p.filter_w + kxs[v]) * ocg * NR;
           }
-        for (int64_t j = 0; j < np; ++j) {
-          T* cj[MR];
-          for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * fic + j * NR;
-          if (j > 0)
-            for (int64_t t = 0; t < nt; ++t) b[t] += panel;
-          G::rows(nt, ocg, a, b, cj, mr, imin(NR, fic - j * NR));
-        }
+        run_panels(g, nt);
       }
     }
   });
