@@ -44,7 +44,15 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
       const T* src = w + (t * fic + j * NR) * p.out_c + g * ocg;  // row cc at src + cc*out_c
       for (int64_t o0 = 0; o0 < ocg; o0 += OB) {
         const int64_t ob = imin(OB, ocg - o0);
-        for (int64_t cc = 0; cc < nr; ++cc) {
+        int64_t cc = 0;  // 8x8 blocks in registers where the unit can, then one value at a time
+        for (; cc + 8 <= nr; cc += 8) {
+          int64_t q = 0;
+          for (; q + 8 <= ob; q += 8)
+            if (!transpose8x8(src + cc * p.out_c + o0 + q, p.out_c, dst + (o0 + q) * NR + cc, NR)) break;
+          for (int64_t r = cc; r < cc + 8; ++r)
+            for (int64_t qq = q; qq < ob; ++qq) dst[(o0 + qq) * NR + r] = src[r * p.out_c + o0 + qq];
+        }
+        for (; cc < nr; ++cc) {
           const T* s = src + cc * p.out_c + o0;
           for (int64_t q = 0; q < ob; ++q) dst[(o0 + q) * NR + cc] = s[q];
         }
