@@ -331,3 +331,47 @@ TEST_CASE("cpu: depthwise kx-reuse rows vs reference") {
       }
     }
 }
+
+// Conv gradients on images wide enough for the kernels' fast paths (random_conv's images are
+// smaller than one GEMM tile row): Conv2DBackpropInput's interior tiles (a tile inside one
+// class row with every tap in range) next to border tiles, for strides 1-2 and SAME-style
+// padding; Conv2DBackpropFilter over several pixel chunks, and with oc wide enough that
+// threads split the oc panels (1x1). Each vs the reference, and bit-identical for 1, 2, 3
+// threads.
+TEST_CASE("cpu: conv gradients on wide images (interior tiles, chunked filter sums)") {
+  IsaGuard guard;
+  struct Geo {
+    int64_t n, h, w, c, oc, k, s, groups;
+  };
+  const Geo geos[] = {{2, 9, 31, 20, 24, 3, 1, 1}, {1, 11, 40, 16, 40, 3, 2, 1}, {2, 7, 29, 37, 70, 1, 1, 1},
+                      {1, 8, 27, 12, 18, 3, 1, 2}, {1, 6, 33, 9, 5, 5, 2, 1}};
+  std::mt19937 rng(77);
+  for (const Geo& g : geos) {
+    ConvParams p;
+    p.batch = g.n, p.in_h = g.h, p.in_w = g.w, p.groups = g.groups;
+    p.filter_in_c = g.c, p.in_c = g.c * g.groups, p.out_c = g.oc * g.groups;
+    p.filter_h = p.filter_w = g.k, p.stride_h = p.stride_w = g.s;
+    p.out_h = (g.h + g.s - 1) / g.s, p.out_w = (g.w + g.s - 1) / g.s;  // SAME
+    p.pad_top = std::max<int64_t>((p.out_h - 1) * g.s + g.k - g.h, 0) / 2;
+    p.pad_left = std::max<int64_t>((p.out_w - 1) * g.s + g.k - g.w, 0) / 2;
+    const std::string what = describe(p);
+    CAPTURE(what);
+    const auto x = random_vec<float>(rng, p.x_elements());
+    const auto w = random_vec<float>(rng, p.w_elements());
+    const auto dy = random_vec<float>(rng, p.y_elements());
+    for (ConvKernel k : {ConvKernel::bwd_input, ConvKernel::bwd_filter}) {
+      const double red = k == ConvKernel::bwd_input ? double(g.k * g.k * g.oc) : double(p.batch * p.out_h * p.out_w);
+      const auto want = run_conv<float>(gradrt::reference_backend(), k, p, 1, x, w, dy);
+      for (simd::Isa isa : simd::supported_isas()) {
+        REQUIRE(simd::set_cpu_isa(isa));
+        CAPTURE(simd::isa_name(isa));
+        const auto got1 = run_conv<float>(gradrt::cpu_backend(), k, p, 1, x, w, dy);
+        check_close(got1, want, red, std::sqrt(red), what);
+        for (int threads : {2, 3}) {
+          const auto got = run_conv<float>(gradrt::cpu_backend(), k, p, threads, x, w, dy);
+          CHECK_MESSAGE(same_bits(got, got1), "threads " << threads << " changed the bits");
+        }
+      }
+    }
+  }
+}
