@@ -527,9 +527,50 @@ void batch_norm_grad_layouts(uint32_t seed) {
   }
 }
 
+// batch_norm_stats with enough channels for every block width of its row sums (8, 4, 2, 1
+// vectors and scalar channels) on every ISA.
+template <class T>
+void batch_norm_stats_widths(uint32_t seed) {
+  IsaGuard guard;
+  std::mt19937 rng(seed);
+  for (int64_t C : {256, 200, 144, 115}) {
+    BatchNormParams p;
+    p.rows = rnd(rng, 100, 700);
+    p.channels = C;
+    const int64_t n = p.rows * C;
+    auto x = random_vec<T>(rng, n, -2, 3);
+    std::vector<T> rm(C), rv(C);
+    REQUIRE(gradrt::reference_backend()->batch_norm_stats(Exec{1}, p, x.data(), rm.data(), rv.data()).ok());
+    for (simd::Isa isa : simd::supported_isas()) {
+      REQUIRE(simd::set_cpu_isa(isa));
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(C);
+      std::vector<T> m1, v1;
+      for (int threads : {1, 2, 3}) {
+        std::vector<T> m(C), v(C);
+        REQUIRE(gradrt::cpu_backend()->batch_norm_stats(Exec{threads}, p, x.data(), m.data(), v.data()).ok());
+        if (threads == 1) {
+          check_close(m, rm, double(p.rows), 3, "batch_norm_stats mean");
+          check_close(v, rv, double(p.rows), 9, "batch_norm_stats variance");
+          m1 = m;
+          v1 = v;
+        } else {
+          CHECK(same_bits(m, m1));
+          CHECK(same_bits(v, v1));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cpu: FusedBatchNormGrad misaligned, odd-width and large inputs") {
   batch_norm_grad_layouts<float>(41);
   batch_norm_grad_layouts<double>(42);
+}
+
+TEST_CASE("cpu: batch_norm_stats at wide channel counts") {
+  batch_norm_stats_widths<float>(43);
+  batch_norm_stats_widths<double>(44);
 }
