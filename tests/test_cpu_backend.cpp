@@ -436,10 +436,10 @@ TEST_CASE("cpu: ISA selection") {
   CHECK_FALSE(simd::isa_from_name("avx9000", &bogus));
 }
 
-// FusedBatchNormGrad's row-loop variants: inputs at every misalignment within a cache line
-// (shifted aligned loads when rows are whole cache lines), a misaligned dx, and a tensor of
-// 8 MiB or more (dx streamed past the caches). All must match the reference and give the
-// same bits as the aligned inputs at any thread count.
+// FusedBatchNormGrad's row-loop variants: inputs at various misalignments within a cache
+// line (shifted aligned loads when rows are whole cache lines), a misaligned dx, odd widths
+// and an 8 MiB tensor. All must match the reference and give the same bits as the aligned
+// inputs at any thread count.
 namespace {
 
 template <class T>

@@ -16,7 +16,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 #if defined(__AVX512F__) && !defined(__EMSCRIPTEN__)
 #include <immintrin.h>
@@ -94,30 +93,6 @@ struct RowLoader<double, xsimd::avx512f> {
 };
 #endif
 
-// Stores of dx: plain, or (AVX-512) non-temporal, for tensors far larger than L2 whose dx
-// would otherwise be read from memory before being written (and push dy and x out of L3).
-template <class T, class Arch>
-struct DxStore {
-  static constexpr bool kCanStream = false;
-  template <bool Stream>
-  static void store(T* p, const typename Vec<T, Arch>::type& v) { Vec<T, Arch>::store(p, v); }
-  static void fence() {}
-};
-
-#if defined(__AVX512F__) && !defined(__EMSCRIPTEN__)
-template <class T>
-struct DxStore<T, xsimd::avx512f> {
-  static constexpr bool kCanStream = true;
-  template <bool Stream>
-  static void store(T* p, const typename Vec<T, xsimd::avx512f>::type& v) {
-    if constexpr (!Stream) Vec<T, xsimd::avx512f>::store(p, v);
-    else if constexpr (sizeof(T) == 4) _mm512_stream_ps(p, v);
-    else _mm512_stream_pd(p, v);
-  }
-  static void fence() { _mm_sfence(); }  // streamed stores visible before the chunk ends
-};
-#endif
-
 // Elements of p past the previous 64-byte boundary, or -1 when p is not even T-aligned.
 template <class T>
 inline int64_t bn_misalignment(const T* p) {
@@ -174,7 +149,7 @@ GRADRT_SIMD_NOINLINE void bn_grad_sum_block(int64_t r0, int64_t r1, int64_t R, i
 }
 
 // dx of row r, channels [c, c + U*L) (training: k2, k3 used; else dx = dy*k1).
-template <class T, class Arch, int U, bool Shift, bool Training, bool Stream>
+template <class T, class Arch, int U, bool Shift, bool Training>
 inline GRADRT_BN_INLINE void bn_grad_dx_vectors(int64_t r, int64_t R, int64_t C, int64_t c, const T* dy,
                                                 const T* x, const T* mean, const T* k1, const T* k2, const T* k3,
                                                 const RowLoader<T, Arch>& ldy, const RowLoader<T, Arch>& lx, T* dx) {
@@ -199,9 +174,9 @@ inline GRADRT_BN_INLINE void bn_grad_dx_vectors(int64_t r, int64_t R, int64_t C,
     const int64_t o = c + u * L;
     if (Training) {
       const B t = V::fma(v[u] - V::load(mean + o), V::load(k2 + o), V::load(k3 + o));
-      DxStore<T, Arch>::template store<Stream>(dxr + u * L, V::fma(d[u], V::load(k1 + o), t));
+      V::store(dxr + u * L, V::fma(d[u], V::load(k1 + o), t));
     } else {
-      DxStore<T, Arch>::template store<Stream>(dxr + u * L, d[u] * V::load(k1 + o));
+      V::store(dxr + u * L, d[u] * V::load(k1 + o));
     }
   }
 }
@@ -229,9 +204,8 @@ void bn_grad_sum_rows(int64_t r0, int64_t r1, int64_t R, int64_t C, const T* dy,
   }
 }
 
-// dx for rows [r0, r1), a row at a time (its vectors in blocks of U). Stream: C is a multiple
-// of L and dx is 64-byte aligned (so is every vector store).
-template <class T, class Arch, bool Shift, bool Training, bool Stream>
+// dx for rows [r0, r1), a row at a time (its vectors in blocks of U).
+template <class T, class Arch, bool Shift, bool Training>
 GRADRT_SIMD_NOINLINE void bn_grad_dx_rows(int64_t r0, int64_t r1, int64_t R, int64_t C, const T* dy, const T* x,
                                           const T* mean, const T* k1, const T* k2, const T* k3,
                                           const RowLoader<T, Arch>& ldy, const RowLoader<T, Arch>& lx, T* dx) {
@@ -241,15 +215,14 @@ GRADRT_SIMD_NOINLINE void bn_grad_dx_rows(int64_t r0, int64_t r1, int64_t R, int
   for (int64_t r = r0; r < r1; ++r) {
     int64_t c = 0;
     for (; c + U * L <= C; c += U * L)
-      bn_grad_dx_vectors<T, Arch, U, Shift, Training, Stream>(r, R, C, c, dy, x, mean, k1, k2, k3, ldy, lx, dx);
+      bn_grad_dx_vectors<T, Arch, U, Shift, Training>(r, R, C, c, dy, x, mean, k1, k2, k3, ldy, lx, dx);
     for (; c + L <= C; c += L)
-      bn_grad_dx_vectors<T, Arch, 1, Shift, Training, Stream>(r, R, C, c, dy, x, mean, k1, k2, k3, ldy, lx, dx);
+      bn_grad_dx_vectors<T, Arch, 1, Shift, Training>(r, R, C, c, dy, x, mean, k1, k2, k3, ldy, lx, dx);
     for (; c < C; ++c) {
       const int64_t e = r * C + c;
       dx[e] = Training ? dy[e] * k1[c] + ((x[e] - mean[c]) * k2[c] + k3[c]) : dy[e] * k1[c];
     }
   }
-  if (Stream) DxStore<T, Arch>::fence();
 }
 
 template <class T, class Arch>
@@ -289,20 +262,16 @@ void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* 
     k3[c] = p.is_training ? -k1[c] * (sdy[c] * inv_r) : T(0);
   }
   if (R == 0) return;
-  // Stream dx past the caches when one tensor is well beyond L2 + L3 shares (8 MiB; measured
-  // on Zen 5: 56x56x256 batch 8, 26 MB, gains; batch 1, 3.2 MB, L3-resident, does not).
-  const bool stream = DxStore<T, Arch>::kCanStream && R * C * int64_t(sizeof(T)) >= (int64_t(8) << 20) &&
-                      C * int64_t(sizeof(T)) % 64 == 0 && bn_misalignment(dx) == 0;
+  // Plain stores: streaming (non-temporal) stores of dx measured no faster here, at batch 1
+  // (L3-resident) or 8 (memory-bound, results too noisy on the shared machine to show a gain).
   par(exec, R, imax(1, 16384 / C), [&](int64_t r0, int64_t r1) {
-    auto rows = [&](auto sh, auto st) {
-      constexpr bool Sh = decltype(sh)::value, St = decltype(st)::value;
-      if (p.is_training) bn_grad_dx_rows<T, Arch, Sh, true, St>(r0, r1, R, C, dy, x, mean, k1, k2, k3, ldy, lx, dx);
-      else bn_grad_dx_rows<T, Arch, Sh, false, St>(r0, r1, R, C, dy, x, mean, k1, k2, k3, ldy, lx, dx);
-    };
-    using Y = std::true_type;
-    using N = std::false_type;
-    if (shift) stream ? rows(Y{}, Y{}) : rows(Y{}, N{});
-    else stream ? rows(N{}, Y{}) : rows(N{}, N{});
+    if (shift) {
+      if (p.is_training) bn_grad_dx_rows<T, Arch, true, true>(r0, r1, R, C, dy, x, mean, k1, k2, k3, ldy, lx, dx);
+      else bn_grad_dx_rows<T, Arch, true, false>(r0, r1, R, C, dy, x, mean, k1, k2, k3, ldy, lx, dx);
+    } else {
+      if (p.is_training) bn_grad_dx_rows<T, Arch, false, true>(r0, r1, R, C, dy, x, mean, k1, k2, k3, ldy, lx, dx);
+      else bn_grad_dx_rows<T, Arch, false, false>(r0, r1, R, C, dy, x, mean, k1, k2, k3, ldy, lx, dx);
+    }
   });
 }
 
