@@ -436,8 +436,8 @@ TEST_CASE("cpu: ISA selection") {
   CHECK_FALSE(simd::isa_from_name("avx9000", &bogus));
 }
 
-// FusedBatchNormGrad's row-loop variants: inputs at various misalignments within a cache
-// line (shifted aligned loads when rows are whole cache lines), a misaligned dx, odd widths
+// FusedBatchNormGrad at the layouts a kernel may special-case: inputs at various
+// misalignments within a cache line, a misaligned dx, rows of whole cache lines, odd widths
 // and an 8 MiB tensor. All must match the reference and give the same bits as the aligned
 // inputs at any thread count.
 namespace {
