@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "fused_batch_norm.h"
+#include "fused_batch_norm_grad_blocked.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -43,6 +44,10 @@ void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* 
   constexpr int64_t L = V::width;
   const int64_t R = p.rows, C = p.channels;
   if (C == 0) return;
+  if (bn_grad_blocked_fits<T>(p)) {
+    fused_batch_norm_grad_blocked<T, Arch>(exec, p, dy, x, scale, mean, variance, dx, dscale, doffset);
+    return;
+  }
   const int64_t grain = bn_grain(R), chunks = nchunks(R, grain);
   // part: [chunk][2][C]; k: k1, k2, k3, per channel.
   T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * 2 * C + 1)));
