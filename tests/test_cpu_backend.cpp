@@ -375,3 +375,142 @@ TEST_CASE("cpu: conv gradients on wide images (interior tiles, chunked filter su
     }
   }
 }
+
+// FusedBatchNormGrad at the layouts a kernel may special-case: inputs at various
+// misalignments within a cache line, a misaligned dx, rows of whole cache lines, odd widths
+// and an 8 MiB tensor. All must match the reference and give the same bits as the aligned
+// inputs at any thread count.
+namespace {
+
+template <class T>
+void batch_norm_grad_layouts(uint32_t seed) {
+  IsaGuard guard;
+  std::mt19937 rng(seed);
+  constexpr int64_t kLine = 64 / sizeof(T);  // elements per cache line
+  struct Shape {
+    int64_t rows, channels;
+  };
+  const int64_t big_rows = (int64_t(8) << 20) / (256 * int64_t(sizeof(T)));
+  for (Shape sh : {Shape{3, kLine}, Shape{200, 4 * kLine}, Shape{131, 256}, Shape{50, 3 * kLine + 5},
+                   Shape{big_rows, 256}}) {
+    const bool big = sh.rows == big_rows;
+    for (bool training : {true, false}) {
+      BatchNormParams p;
+      p.rows = sh.rows;
+      p.channels = sh.channels;
+      p.epsilon = 0.001f;
+      p.is_training = training;
+      const int64_t n = p.rows * p.channels, C = p.channels;
+      auto x = random_vec<T>(rng, n, -2, 3);
+      auto dy = random_vec<T>(rng, n);
+      auto scale = random_vec<T>(rng, C, 0.5, 2);
+      auto mean = random_vec<T>(rng, C, 0, 1);
+      auto var = random_vec<T>(rng, C, 0.5, 2);
+      std::vector<T> rdx(n), rds(C), rdo(C);
+      REQUIRE(gradrt::reference_backend()->fused_batch_norm_grad(Exec{1}, p, dy.data(), x.data(), scale.data(),
+                                                                 mean.data(), var.data(), rdx.data(), rds.data(),
+                                                                 rdo.data()).ok());
+      // Copies of dy and x at element offsets o (dy) and o2 (x) from a 64-byte boundary.
+      std::vector<T> bdy(n + 2 * kLine), bx(n + 2 * kLine), bdx(n + 2 * kLine);
+      auto at = [&](std::vector<T>& b, int64_t o) {
+        T* base = b.data();
+        while (reinterpret_cast<uintptr_t>(base) % 64 != 0) ++base;
+        return base + o;
+      };
+      const int64_t R = std::max<int64_t>(p.rows, 1);
+      for (simd::Isa isa : simd::supported_isas()) {
+        REQUIRE(simd::set_cpu_isa(isa));
+        CAPTURE(simd::isa_name(isa));
+        CAPTURE(p.rows);
+        CAPTURE(p.channels);
+        CAPTURE(training);
+        std::vector<T> first[3];
+        using Offsets = std::vector<std::pair<int64_t, int64_t>>;
+        const Offsets offsets = big ? Offsets{{0, 0}, {kLine / 4, kLine / 4}}
+                                    : Offsets{{0, 0}, {1, 1}, {kLine / 4, kLine / 4}, {kLine - 1, 2}, {0, 3}};
+        for (auto [o1, o2] : offsets) {
+          T* pdy = at(bdy, o1);
+          T* px = at(bx, o2);
+          std::copy(dy.begin(), dy.end(), pdy);
+          std::copy(x.begin(), x.end(), px);
+          for (int64_t dxo : {int64_t(0), int64_t(1)}) {
+            if (big && dxo) continue;
+            for (int threads : {1, 2, 3}) {
+              if (big && threads == 3) continue;
+              T* pdx = at(bdx, dxo);
+              std::fill(pdx, pdx + n, T(-7));
+              std::vector<T> ds(C), d0(C);
+              REQUIRE(gradrt::cpu_backend()->fused_batch_norm_grad(Exec{threads}, p, pdy, px, scale.data(), mean.data(),
+                                                                   var.data(), pdx, ds.data(), d0.data()).ok());
+              std::vector<T> dx(pdx, pdx + n);
+              if (first[0].empty()) {
+                check_close(ds, rds, double(R), 4, "fused_batch_norm_grad scale_backprop");
+                check_close(d0, rdo, double(R), 1, "fused_batch_norm_grad offset_backprop");
+                check_close(dx, rdx, double(R), 8, "fused_batch_norm_grad x_backprop");
+                first[0] = dx;
+                first[1] = ds;
+                first[2] = d0;
+              } else {
+                CAPTURE(o1);
+                CAPTURE(o2);
+                CAPTURE(dxo);
+                CAPTURE(threads);
+                CHECK(same_bits(dx, first[0]));
+                CHECK(same_bits(ds, first[1]));
+                CHECK(same_bits(d0, first[2]));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// batch_norm_stats with enough channels for every block width of its row sums (8, 4, 2, 1
+// vectors and scalar channels) on every ISA.
+template <class T>
+void batch_norm_stats_widths(uint32_t seed) {
+  IsaGuard guard;
+  std::mt19937 rng(seed);
+  for (int64_t C : {256, 200, 144, 115}) {
+    BatchNormParams p;
+    p.rows = rnd(rng, 100, 700);
+    p.channels = C;
+    const int64_t n = p.rows * C;
+    auto x = random_vec<T>(rng, n, -2, 3);
+    std::vector<T> rm(C), rv(C);
+    REQUIRE(gradrt::reference_backend()->batch_norm_stats(Exec{1}, p, x.data(), rm.data(), rv.data()).ok());
+    for (simd::Isa isa : simd::supported_isas()) {
+      REQUIRE(simd::set_cpu_isa(isa));
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(C);
+      std::vector<T> m1, v1;
+      for (int threads : {1, 2, 3}) {
+        std::vector<T> m(C), v(C);
+        REQUIRE(gradrt::cpu_backend()->batch_norm_stats(Exec{threads}, p, x.data(), m.data(), v.data()).ok());
+        if (threads == 1) {
+          check_close(m, rm, double(p.rows), 3, "batch_norm_stats mean");
+          check_close(v, rv, double(p.rows), 9, "batch_norm_stats variance");
+          m1 = m;
+          v1 = v;
+        } else {
+          CHECK(same_bits(m, m1));
+          CHECK(same_bits(v, v1));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cpu: FusedBatchNormGrad misaligned, odd-width and large inputs") {
+  batch_norm_grad_layouts<float>(41);
+  batch_norm_grad_layouts<double>(42);
+}
+
+TEST_CASE("cpu: batch_norm_stats at wide channel counts") {
+  batch_norm_stats_widths<float>(43);
+  batch_norm_stats_widths<double>(44);
+}

@@ -37,31 +37,23 @@ void fractional_avg_pool_grad(const Exec& exec, const FracPoolParams& p, const T
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t n = q / p.in_h, i = q % p.in_h;
       for (int64_t j = 0; j < p.in_w; ++j) {
+        // dx pixel (i, j) = 0 + the covering cells' terms in (r, c) order, accumulated in
+        // place: the cell walk and its counts once per pixel, not once per channel vector.
         T* out = dx + (q * p.in_w + j) * C;
         int64_t ch = 0;
-        for (; ch + L <= C; ch += L) {
-          auto s = V::zero();
-          for (int64_t r = rr[2 * i]; r < rr[2 * i + 1]; ++r) {
-            if (p.row_end(r) < i) continue;  // an empty cell inside the range
-            for (int64_t c = cr[2 * j]; c < cr[2 * j + 1]; ++c) {
-              if (p.col_end(c) < j) continue;
-              const T count = T((p.row_end(r) - p.row_start(r) + 1) * (p.col_end(c) - p.col_start(c) + 1));
-              s = s + V::load(dy + ((n * p.out_h + r) * p.out_w + c) * C + ch) / V::set1(count);
-            }
+        for (; ch + L <= C; ch += L) V::store(out + ch, V::zero());
+        for (; ch < C; ++ch) out[ch] = T(0);
+        for (int64_t r = rr[2 * i]; r < rr[2 * i + 1]; ++r) {
+          if (p.row_end(r) < i) continue;  // an empty cell inside the range
+          for (int64_t c = cr[2 * j]; c < cr[2 * j + 1]; ++c) {
+            if (p.col_end(c) < j) continue;
+            const T count = T((p.row_end(r) - p.row_start(r) + 1) * (p.col_end(c) - p.col_start(c) + 1));
+            const T* src = dy + ((n * p.out_h + r) * p.out_w + c) * C;
+            const auto vcount = V::set1(count);
+            ch = 0;
+            for (; ch + L <= C; ch += L) V::store(out + ch, V::load(out + ch) + V::load(src + ch) / vcount);
+            for (; ch < C; ++ch) out[ch] = out[ch] + src[ch] / count;
           }
-          V::store(out + ch, s);
-        }
-        for (; ch < C; ++ch) {
-          T s = T(0);
-          for (int64_t r = rr[2 * i]; r < rr[2 * i + 1]; ++r) {
-            if (p.row_end(r) < i) continue;
-            for (int64_t c = cr[2 * j]; c < cr[2 * j + 1]; ++c) {
-              if (p.col_end(c) < j) continue;
-              const T count = T((p.row_end(r) - p.row_start(r) + 1) * (p.col_end(c) - p.col_start(c) + 1));
-              s += dy[((n * p.out_h + r) * p.out_w + c) * C + ch] / count;
-            }
-          }
-          out[ch] = s;
         }
       }
     }

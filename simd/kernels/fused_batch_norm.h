@@ -18,31 +18,46 @@ inline int64_t bn_grain(int64_t rows) { return reduction_grain(rows, 128, 256); 
 
 // Per-channel sums over rows [r0, r1): f.vec<V>(r, c, a, b) adds row r's terms for channels
 // c.. (one vector, or one channel with the scalar Vec) into the running sums a and b, which
-// are stored to s0[c] and (if s1) s1[c]. Two vectors of channels per pass over the rows.
-template <class T, class Arch, class F>
-inline void bn_row_sums(int64_t r0, int64_t r1, int64_t C, T* s0, T* s1, F&& f) {
+// are stored to s0[c] and (if s1) s1[c]. Blocks of U vectors of channels per pass over the
+// rows: a pass reads U*L contiguous values of each row (with U = 2, a 1 KB row was read in
+// 128-byte pieces at a 1 KB stride, which the prefetchers do not follow: 8 latency-bound
+// passes per chunk at 256 channels).
+template <class T, class Arch, int U, class F>
+GRADRT_SIMD_NOINLINE void bn_row_sums_block(int64_t r0, int64_t r1, int64_t c, T* s0, T* s1, const F& f) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
-  int64_t c = 0;
-  for (; c + 2 * L <= C; c += 2 * L) {
-    B a0 = V::zero(), a1 = V::zero(), b0 = V::zero(), b1 = V::zero();
-    for (int64_t r = r0; r < r1; ++r) {
-      f.template vec<V>(r, c, a0, b0);
-      f.template vec<V>(r, c + L, a1, b1);
-    }
-    V::store(s0 + c, a0);
-    V::store(s0 + c + L, a1);
-    if (s1) {
-      V::store(s1 + c, b0);
-      V::store(s1 + c + L, b1);
-    }
+  B a[U], b[U];
+  for (int u = 0; u < U; ++u) a[u] = b[u] = V::zero();
+  for (int64_t r = r0; r < r1; ++r) {
+#pragma GCC unroll 16
+    for (int u = 0; u < U; ++u) f.template vec<V>(r, c + u * L, a[u], b[u]);
   }
-  for (; c + L <= C; c += L) {
-    B a0 = V::zero(), b0 = V::zero();
-    for (int64_t r = r0; r < r1; ++r) f.template vec<V>(r, c, a0, b0);
-    V::store(s0 + c, a0);
-    if (s1) V::store(s1 + c, b0);
+  for (int u = 0; u < U; ++u) {
+    V::store(s0 + c + u * L, a[u]);
+    if (s1) V::store(s1 + c + u * L, b[u]);
+  }
+}
+
+template <class T, class Arch, class F>
+inline void bn_row_sums(int64_t r0, int64_t r1, int64_t C, T* s0, T* s1, F&& f) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  constexpr int U = L >= 16 ? 8 : 4;  // 2U sums (+ U means in BnSumSq) in registers
+  int64_t c = 0;
+  for (; c + U * L <= C; c += U * L) bn_row_sums_block<T, Arch, U>(r0, r1, c, s0, s1, f);
+  // The rest in one pass where it fits a block of 4, 2 or 1 vectors (each at most once).
+  if (U > 4 && c + 4 * L <= C) {
+    bn_row_sums_block<T, Arch, 4>(r0, r1, c, s0, s1, f);
+    c += 4 * L;
+  }
+  if (c + 2 * L <= C) {
+    bn_row_sums_block<T, Arch, 2>(r0, r1, c, s0, s1, f);
+    c += 2 * L;
+  }
+  if (c + L <= C) {
+    bn_row_sums_block<T, Arch, 1>(r0, r1, c, s0, s1, f);
+    c += L;
   }
   for (; c < C; ++c) {
     T a0 = T(0), b0 = T(0);
