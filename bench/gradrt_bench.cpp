@@ -171,7 +171,8 @@ struct Case {
   double work = 0;  // flops, or bytes for batch norm
   bool bandwidth = false;
   std::function<std::function<void()>(int threads)> gradrt;  // returns the timed call
-  std::function<std::function<void()>()> onednn;
+  std::function<std::function<void()>()> onednn;       // activations in oneDNN's preferred (blocked) layout
+  std::function<std::function<void()>()> onednn_nhwc;  // activations NHWC, as TF hands them; weights preferred
 };
 
 int64_t same_out(int64_t in, int64_t k, int64_t s) { return (in + s - 1) / s; }
@@ -239,15 +240,11 @@ void add_conv_cases(std::vector<Case>& cases, bool depthwise, int64_t n, int64_t
 
   memory::dims src{n, c, h, h}, dst{n, oc, oh, oh}, strides{s, s}, pl{pt, pt}, pr{pb, pb};
   memory::dims wei = depthwise ? memory::dims{c, 1, 1, k, k} : memory::dims{oc, c, k, k};
-  memory::desc src_md(src, dt::f32, tag::any), dst_md(dst, dt::f32, tag::any), wei_md(wei, dt::f32, tag::any);
-
-  const std::string pre = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
-  Case ci{depthwise ? "depthwise" : "conv", pre + "BackpropInput", desc, int(n), flops, false};
-  ci.gradrt = [=](int threads) {
-    return gradrt_runner(ci.op, {{"input_sizes", sizes(xs)}, {"filter", filled(ws, 1)}, {"out_backprop", filled(ys, 2)}},
-                         attrs, threads);
-  };
-  ci.onednn = [=]() {
+  const memory::desc wei_md(wei, dt::f32, tag::any);
+  // act = tag::any: oneDNN picks its blocked activation layout; tag::nhwc: the issue's
+  // comparison (TF's NHWC activations, oneDNN's preferred weight layout).
+  auto backward_data = [=](tag act) {
+    const memory::desc src_md(src, dt::f32, act), dst_md(dst, dt::f32, act);
     convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct, src_md, wei_md, dst_md,
                                  strides, pl, pr);
     convolution_forward::primitive_desc fpd(fd, eng());
@@ -257,14 +254,8 @@ void add_conv_cases(std::vector<Case>& cases, bool depthwise, int64_t n, int64_t
                                                         {DNNL_ARG_WEIGHTS, dnnl_mem(bpd.weights_desc())},
                                                         {DNNL_ARG_DIFF_DST, dnnl_mem(bpd.diff_dst_desc())}});
   };
-  cases.push_back(ci);
-
-  Case cf{depthwise ? "depthwise" : "conv", pre + "BackpropFilter", desc, int(n), flops, false};
-  cf.gradrt = [=](int threads) {
-    return gradrt_runner(cf.op, {{"input", filled(xs, 3)}, {"filter_sizes", sizes(ws)}, {"out_backprop", filled(ys, 4)}},
-                         attrs, threads);
-  };
-  cf.onednn = [=]() {
+  auto backward_weights = [=](tag act) {
+    const memory::desc src_md(src, dt::f32, act), dst_md(dst, dt::f32, act);
     convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct, src_md, wei_md, dst_md,
                                  strides, pl, pr);
     convolution_forward::primitive_desc fpd(fd, eng());
@@ -274,6 +265,24 @@ void add_conv_cases(std::vector<Case>& cases, bool depthwise, int64_t n, int64_t
                                                            {DNNL_ARG_DIFF_WEIGHTS, dnnl_mem(bpd.diff_weights_desc())},
                                                            {DNNL_ARG_DIFF_DST, dnnl_mem(bpd.diff_dst_desc())}});
   };
+
+  const std::string pre = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
+  Case ci{depthwise ? "depthwise" : "conv", pre + "BackpropInput", desc, int(n), flops, false};
+  ci.gradrt = [=](int threads) {
+    return gradrt_runner(ci.op, {{"input_sizes", sizes(xs)}, {"filter", filled(ws, 1)}, {"out_backprop", filled(ys, 2)}},
+                         attrs, threads);
+  };
+  ci.onednn = [=]() { return backward_data(tag::any); };
+  ci.onednn_nhwc = [=]() { return backward_data(tag::nhwc); };
+  cases.push_back(ci);
+
+  Case cf{depthwise ? "depthwise" : "conv", pre + "BackpropFilter", desc, int(n), flops, false};
+  cf.gradrt = [=](int threads) {
+    return gradrt_runner(cf.op, {{"input", filled(xs, 3)}, {"filter_sizes", sizes(ws)}, {"out_backprop", filled(ys, 4)}},
+                         attrs, threads);
+  };
+  cf.onednn = [=]() { return backward_weights(tag::any); };
+  cf.onednn_nhwc = [=]() { return backward_weights(tag::nhwc); };
   cases.push_back(cf);
 }
 
@@ -292,8 +301,8 @@ void add_batch_norm_case(std::vector<Case>& cases, int64_t n, int64_t h, int64_t
                           {"reserve_space_1", filled(cs, 8)}, {"reserve_space_2", var}},
                          attrs, threads);
   };
-  b.onednn = [=]() {
-    memory::desc data_md({n, c, h, h}, memory::data_type::f32, memory::format_tag::nChw16c);
+  auto runner = [=](memory::format_tag layout) {
+    memory::desc data_md({n, c, h, h}, memory::data_type::f32, layout);
     const auto flags = normalization_flags::use_scale_shift;
     batch_normalization_forward::desc fd(prop_kind::forward_training, data_md, 0.001f, flags);
     batch_normalization_forward::primitive_desc fpd(fd, eng());
@@ -309,6 +318,8 @@ void add_batch_norm_case(std::vector<Case>& cases, int64_t n, int64_t h, int64_t
                         {DNNL_ARG_DIFF_SRC, dnnl_mem(bpd.diff_src_desc())},
                         {DNNL_ARG_DIFF_SCALE_SHIFT, dnnl_mem(bpd.diff_weights_desc())}});
   };
+  b.onednn = [=]() { return runner(memory::format_tag::nChw16c); };
+  b.onednn_nhwc = [=]() { return runner(memory::format_tag::nhwc); };
   cases.push_back(b);
 }
 
@@ -364,13 +375,13 @@ int main(int argc, char** argv) {
   }
 
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
-  if (csv) std::fprintf(csv, "threads,group,op,shape,batch,gradrt_ms,onednn_ms,rate,unit,peak_pct,ratio\n");
+  if (csv) std::fprintf(csv, "threads,group,op,shape,batch,gradrt_ms,onednn_ms,rate,unit,peak_pct,ratio,onednn_nhwc_ms,ratio_nhwc\n");
   for (int threads : threads_list) {
     omp_set_num_threads(threads);
     std::printf("threads=%d  (peak %.0f GFLOP/s)\n", threads, peak1 * threads);
-    std::printf("%-36s %-22s %5s | %9s %9s %6s | %9s %9s %6s | %6s\n", "op", "shape", "batch", "gradrt ms", "rate",
-                "%peak", "oneDNN ms", "rate", "%peak", "ratio");
-    std::map<std::string, std::vector<double>> ratios;
+    std::printf("%-36s %-22s %5s | %9s %9s %6s | %9s %9s %6s | %6s | %9s %6s\n", "op", "shape", "batch", "gradrt ms",
+                "rate", "%peak", "oneDNN ms", "rate", "%peak", "ratio", "NHWC ms", "ratio");
+    std::map<std::string, std::vector<double>> ratios, ratios_nhwc;
     for (const Case& c : cases) {
       if (!filter.empty() && (c.op + " " + c.shape).find(filter) == std::string::npos) continue;
       const int r = c.work > 1e9 && !c.bandwidth ? std::max(3, reps / 2) : reps;
@@ -380,29 +391,34 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       const double tg = time_median(c.gradrt(threads), 3, r);
       const double to = time_median(c.onednn(), 3, r);
+      const double tn = time_median(c.onednn_nhwc(), 3, r);
       const double rg = c.work / tg * 1e-9, ro = c.work / to * 1e-9;
       const double pg = c.bandwidth ? 0 : 100 * rg / (peak1 * threads), po = c.bandwidth ? 0 : 100 * ro / (peak1 * threads);
-      const double ratio = to / tg;
+      const double ratio = to / tg, ratio_nhwc = tn / tg;
       ratios[c.group].push_back(ratio);
+      ratios_nhwc[c.group].push_back(ratio_nhwc);
       const char* unit = c.bandwidth ? "GB/s" : "GFLOP/s";
       char pgs[16] = "-", pos[16] = "-";
       if (!c.bandwidth) {
         std::snprintf(pgs, sizeof pgs, "%.0f%%", pg);
         std::snprintf(pos, sizeof pos, "%.0f%%", po);
       }
-      std::printf("%-36s %-22s %5d | %9.3f %9.1f %6s | %9.3f %9.1f %6s | %6.2f  %s\n", c.op.c_str(), c.shape.c_str(),
-                  c.batch, tg * 1e3, rg, pgs, to * 1e3, ro, pos, ratio, unit);
+      std::printf("%-36s %-22s %5d | %9.3f %9.1f %6s | %9.3f %9.1f %6s | %6.2f | %9.3f %6.2f  %s\n", c.op.c_str(),
+                  c.shape.c_str(), c.batch, tg * 1e3, rg, pgs, to * 1e3, ro, pos, ratio, tn * 1e3, ratio_nhwc, unit);
       if (csv)
-        std::fprintf(csv, "%d,%s,%s,%s,%d,%.4f,%.4f,%.2f,%s,%.1f,%.3f\n", threads, c.group.c_str(), c.op.c_str(),
-                     c.shape.c_str(), c.batch, tg * 1e3, to * 1e3, rg, unit, pg, ratio);
+        std::fprintf(csv, "%d,%s,%s,%s,%d,%.4f,%.4f,%.2f,%s,%.1f,%.3f,%.4f,%.3f\n", threads, c.group.c_str(),
+                     c.op.c_str(), c.shape.c_str(), c.batch, tg * 1e3, to * 1e3, rg, unit, pg, ratio, tn * 1e3,
+                     ratio_nhwc);
       std::fflush(stdout);
     }
-    for (auto& [group, v] : ratios) {
+    auto geomean = [](const std::vector<double>& v) {
       double lg = 0;
       for (double x : v) lg += std::log(x);
-      std::printf("geomean gradrt/oneDNN, %-10s threads=%d: %.2f  (%zu shapes)\n", group.c_str(), threads,
-                  std::exp(lg / v.size()), v.size());
-    }
+      return std::exp(lg / v.size());
+    };
+    for (auto& [group, v] : ratios)
+      std::printf("geomean gradrt/oneDNN, %-10s threads=%d: %.2f vs oneDNN blocked, %.2f vs oneDNN NHWC  (%zu shapes)\n",
+                  group.c_str(), threads, geomean(v), geomean(ratios_nhwc[group]), v.size());
     std::printf("\n");
   }
   if (csv) std::fclose(csv);
