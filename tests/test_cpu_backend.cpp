@@ -514,3 +514,48 @@ TEST_CASE("cpu: batch_norm_stats at wide channel counts") {
   batch_norm_stats_widths<float>(43);
   batch_norm_stats_widths<double>(44);
 }
+
+// The filter gradient's 3x3 chunked path (dwf_chunk3: channel counts a multiple of the
+// vector width, stride 1 and 2): several row chunks and channel vectors, rows with the top
+// or bottom taps outside x, edge columns, and 1/2/3 threads giving the same bits.
+TEST_CASE("cpu: depthwise filter gradient 3x3 chunks vs reference") {
+  IsaGuard guard;
+  std::mt19937 rng(43);
+  struct Geo {
+    int64_t n, h, w, c, s, pt, pl, pb, pr;
+  };
+  const Geo geos[] = {{2, 9, 21, 32, 2, 0, 0, 1, 1},  {1, 15, 17, 48, 1, 1, 1, 1, 1}, {3, 7, 40, 16, 2, 1, 1, 1, 1},
+                      {2, 11, 19, 64, 1, 0, 0, 0, 0}, {1, 4, 9, 144, 2, 0, 0, 1, 1},  {2, 6, 12, 32, 2, 1, 0, 0, 1},
+                      {1, 3, 3, 16, 1, 1, 1, 1, 1},   {2, 5, 26, 80, 1, 2, 0, 0, 2}};
+  for (const Geo& g : geos) {
+    ConvParams p;
+    p.batch = g.n;
+    p.in_h = g.h;
+    p.in_w = g.w;
+    p.in_c = p.filter_in_c = p.out_c = g.c;
+    p.depth_multiplier = 1;
+    p.filter_h = p.filter_w = 3;
+    p.stride_h = p.stride_w = g.s;
+    p.pad_top = g.pt;
+    p.pad_left = g.pl;
+    p.out_h = (p.in_h + g.pt + g.pb - 3) / g.s + 1;
+    p.out_w = (p.in_w + g.pl + g.pr - 3) / g.s + 1;
+    const std::string what = describe(p);
+    CAPTURE(what);
+    auto x = random_vec<float>(rng, p.x_elements());
+    auto w = random_vec<float>(rng, p.dw_w_elements());
+    auto dy = random_vec<float>(rng, p.y_elements());
+    const double red = double(p.batch * p.out_h * p.out_w);
+    const auto want = run_conv<float>(gradrt::reference_backend(), ConvKernel::dw_bwd_filter, p, 1, x, w, dy);
+    for (simd::Isa isa : simd::supported_isas()) {
+      REQUIRE(simd::set_cpu_isa(isa));
+      CAPTURE(simd::isa_name(isa));
+      const auto got1 = run_conv<float>(gradrt::cpu_backend(), ConvKernel::dw_bwd_filter, p, 1, x, w, dy);
+      check_close(got1, want, red, std::sqrt(red), what);
+      for (int t : {2, 3}) {
+        const auto got = run_conv<float>(gradrt::cpu_backend(), ConvKernel::dw_bwd_filter, p, t, x, w, dy);
+        CHECK_MESSAGE(same_bits(got, got1), "threads changed the bits");
+      }
+    }
+  }
+}

@@ -47,6 +47,158 @@ inline int64_t dwf_interior(int64_t j0, int64_t j1, const T* dyrow, const T* con
   return c;
 }
 
+// Fixed-order combination of the chunk partials: dw[e] = ((part_0 + part_1) + part_2) ...,
+// vectorised across e. Small (<= 16 chunks of taps x OC): one thread, no second dispatch.
+template <class T, class Arch>
+void dwf_combine(const Exec& exec, const T* part, int64_t chunks, int64_t nw, T* dw) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  auto combine = [&](int64_t e0, int64_t e1) {
+    int64_t e = e0;
+    for (; e + L <= e1; e += L) {
+      auto v = V::load(part + e);
+      for (int64_t k = 1; k < chunks; ++k) v = v + V::load(part + k * nw + e);
+      V::store(dw + e, v);
+    }
+    for (; e < e1; ++e) {
+      T v = part[e];
+      for (int64_t k = 1; k < chunks; ++k) v += part[k * nw + e];
+      dw[e] = v;
+    }
+  };
+  if (chunks == 0) {
+    for (int64_t e = 0; e < nw; ++e) dw[e] = T(0);
+  } else if (nw * chunks <= (int64_t(1) << 16)) {
+    combine(0, nw);
+  } else {
+    par(exec, nw, imax(L, balance_grain(exec, nw)), combine);
+  }
+}
+
+// 3x3 taps, dilation 1, M == 1, column step S (1 or 2), one vector of channels c over the
+// output rows [r0, r1) of one reduction chunk: out[t*C] = sum over the rows, r ascending, of
+// each row's sum (t = ky*3 + kx). Channel-vector-major, rows inside: the 9 sums stay in
+// registers for the whole chunk, and the three x rows of one channel vector (3 * in_w * 64
+// bytes with AVX-512) stay in L1 while consecutive output rows reuse them. Inside a row,
+// as in dwf_block: P dy vectors in registers, each x vector loaded once per block and fed
+// to every (pixel, kx) pair that reads it; with P = 8 the odd pixels of a block sum into a1
+// (two dependency chains per tap), and the row's pixels outside [j_lo, j_hi) (some kx
+// outside x) and rows with some ky outside x go one pixel at a time, testing each tap.
+// out points at the chunk's partial + c; every (t, c) of a chunk is written by one call.
+template <class T, class Arch, int S>
+GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* dy, int64_t r0, int64_t r1,
+                                     int64_t c, int64_t j_lo, int64_t j_hi, T* out) {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  constexpr int P = kDwP;
+  constexpr bool kSplit = P >= 8;
+  constexpr int Q = (P - 1) * S + 3;  // x pixels a block of P reads per row
+  const int64_t C = p.in_c, W = p.in_w, OW = p.out_w, pl = p.pad_left;
+  B a0[9], a1[9];
+#pragma GCC unroll 9
+  for (int t = 0; t < 9; ++t) a0[t] = a1[t] = V::zero();
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / p.out_h, oy = r % p.out_h;
+    const int64_t iy0 = oy * p.stride_h - p.pad_top;
+    const T* dyr = dy + r * OW * C + c;
+    const T* xr = x + ((n * p.in_h + iy0) * W) * C + c;  // row iy0 (maybe outside x: not read then)
+    // Pixel j, ky in [k0, k1), every kx inside x.
+    auto pixel = [&](int64_t j, int k0, int k1) {
+      const B d0 = V::load(dyr + j * C);
+      // Fully unrolled (constant indices keep a0 in registers).
+#pragma GCC unroll 3
+      for (int ky = 0; ky < 3; ++ky)
+#pragma GCC unroll 3
+        for (int kx = 0; kx < 3; ++kx) {
+          const int64_t ix = j * S - pl + kx;
+          if (ky >= k0 && ky < k1 && ix >= 0 && ix < W)
+            a0[ky * 3 + kx] = V::fma(d0, V::load(xr + (ky * W + ix) * C), a0[ky * 3 + kx]);
+        }
+    };
+    if (iy0 < 0 || iy0 + 3 > p.in_h) {
+      const int k0 = static_cast<int>(imax(0, -iy0)), k1 = static_cast<int>(imin(3, p.in_h - iy0));
+      for (int64_t j = 0; j < OW; ++j) pixel(j, k0, k1);
+      continue;
+    }
+    for (int64_t j = 0; j < j_lo; ++j) pixel(j, 0, 3);
+    int64_t j = j_lo;
+    for (; j + P <= j_hi; j += P) {
+      B d[P];
+      const T* dq = dyr + j * C;
+#pragma GCC unroll 8
+      for (int q = 0; q < P; ++q) {
+        d[q] = V::load(dq);
+        dq += C;
+        dw_pin_ptr(dq);
+        dw_pin(d[q]);
+      }
+#pragma GCC unroll 3
+      for (int ky = 0; ky < 3; ++ky) {
+        const T* s = xr + (ky * W + j * S - pl) * C;
+        // x pixel q = pp*S + kx: tap kx of pixel pp. For a fixed tap, pp ascends with q.
+#pragma GCC unroll 32
+        for (int q = 0; q < Q; ++q) {
+          B xv = V::load(s);
+          s += C;
+          dw_pin_ptr(s);
+          dw_pin(xv);
+#pragma GCC unroll 3
+          for (int kx = 0; kx < 3; ++kx)
+            if (q >= kx && (q - kx) % S == 0 && (q - kx) / S < P) {
+              const int pp = (q - kx) / S;
+              if (kSplit && (pp & 1)) a1[ky * 3 + kx] = V::fma(d[pp], xv, a1[ky * 3 + kx]);
+              else a0[ky * 3 + kx] = V::fma(d[pp], xv, a0[ky * 3 + kx]);
+            }
+        }
+      }
+    }
+    for (; j < OW; ++j) pixel(j, 0, 3);
+  }
+#pragma GCC unroll 9
+  for (int t = 0; t < 9; ++t) V::store(out + t * C, kSplit ? a0[t] + a1[t] : a0[t]);
+}
+
+// The dwf_chunk3 path (3x3, dilation 1, M == 1, stride_w 1 or 2, whole vectors of channels;
+// native only: WASM keeps dwf_interior, see dwf_row). Work items are (row chunk, channel
+// vector), chunk-major; rows are chunked so that a chunk's x rows (about 256 KB) stay in
+// L2 while its channel vectors run, into at least enough chunks to give 16 items, at most
+// 64. The chunking depends on the shape only, each item writes its own part of its
+// chunk's partial, and the partials are combined in chunk order: the same bits for any
+// thread count, and at 2 threads the items split by channels as much as by rows.
+// Returns false (nothing done) if the shape is not one of these.
+template <class T, class Arch>
+bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy, T* dw) {
+  constexpr int64_t L = Vec<T, Arch>::width;
+  const int64_t C = p.in_c;
+  if (kDwWasm || p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 ||
+      p.dilation_w != 1 || (p.stride_w != 1 && p.stride_w != 2) || C % L != 0 || C == 0)
+    return false;
+  const int64_t rows = p.batch * p.out_h, nw = 9 * C, cvn = C / L;
+  if (rows == 0 || p.out_w == 0) return false;
+  const int64_t row_bytes = imax(1, p.stride_h * p.in_w * C * int64_t(sizeof(T)));
+  int64_t grain = imax(1, (int64_t(256) << 10) / row_bytes);
+  const int64_t min_chunks = (16 + cvn - 1) / cvn;
+  grain = imin(grain, imax(1, (rows + min_chunks - 1) / min_chunks));
+  grain = imax(grain, (rows + 63) / 64);
+  const int64_t chunks = nchunks(rows, grain);
+  // Interior columns: every kx inside x for j in [j_lo, j_hi) (ix = j*S - pl + kx).
+  const int64_t S = p.stride_w;
+  const int64_t j_lo = imin(p.out_w, (p.pad_left + S - 1) / S);
+  const int64_t j_hi = imax(j_lo, imin(p.out_w, floordiv(p.in_w - 3 + p.pad_left, S) + 1));
+  T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * nw + 1)));
+  par(exec, chunks * cvn, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t k = i / cvn, c = (i % cvn) * L;
+      const int64_t r0 = k * grain, r1 = imin(rows, r0 + grain);
+      T* out = part + k * nw + c;
+      if (S == 1) dwf_chunk3<T, Arch, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, out);
+      else dwf_chunk3<T, Arch, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out);
+    }
+  });
+  dwf_combine<T, Arch>(exec, part, chunks, nw, dw);
+  return true;
+}
+
 template <class T, class Arch>
 void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams& p, const T* x,
                                              const T* dy, T* dw) {
@@ -55,6 +207,7 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams&
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
   const int64_t nw = taps * OC;
   if (nw == 0) return;
+  if (dwf_chunked<T, Arch>(exec, p, x, dy, dw)) return;
   const int64_t rows = p.batch * p.out_h;
   // At most 16 chunks of >= 2 rows: an even split for 2 threads at batch 1 (e.g. 28 rows:
   // 14 chunks of 2) and few partials to combine; fixed by the row count alone.
@@ -145,28 +298,7 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams&
       }
     }
   });
-  // Fixed-order combination of the chunk partials: dw[e] = ((part_0 + part_1) + part_2) ...,
-  // vectorised across e. Small (<= 16 chunks of taps x OC): one thread, no second dispatch.
-  auto combine = [&](int64_t e0, int64_t e1) {
-    int64_t e = e0;
-    for (; e + L <= e1; e += L) {
-      auto v = V::load(part + e);
-      for (int64_t k = 1; k < chunks; ++k) v = v + V::load(part + k * nw + e);
-      V::store(dw + e, v);
-    }
-    for (; e < e1; ++e) {
-      T v = part[e];
-      for (int64_t k = 1; k < chunks; ++k) v += part[k * nw + e];
-      dw[e] = v;
-    }
-  };
-  if (chunks == 0) {
-    for (int64_t e = 0; e < nw; ++e) dw[e] = T(0);
-  } else if (nw * chunks <= (int64_t(1) << 16)) {
-    combine(0, nw);
-  } else {
-    par(exec, nw, imax(L, balance_grain(exec, nw)), combine);
-  }
+  dwf_combine<T, Arch>(exec, part, chunks, nw, dw);
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
