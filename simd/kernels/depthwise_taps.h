@@ -341,14 +341,16 @@ inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
     bool same = true;
     for (int r = 1; r < g.R; ++r) same = same && gr.o[r] == gr.o[0];
     if (same) {
-      switch (g.R * 4 + g.K) {
-        case 1 * 4 + 2: dwg_wasm<1, 2>(gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds); return cv;
-        case 2 * 4 + 2: dwg_wasm<2, 2>(gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds); return cv;
-        case 3 * 4 + 2: dwg_wasm<3, 2>(gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds); return cv;
-        case 1 * 4 + 3: dwg_wasm<1, 3>(gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds); return cv;
-        case 2 * 4 + 3: dwg_wasm<2, 3>(gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds); return cv;
-        case 3 * 4 + 3: dwg_wasm<3, 3>(gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds); return cv;
-        default: break;
+      // Through a volatile function pointer: Binaryen inlines a function with one caller
+      // (noinline does not reach it), and V8 allocates registers worse in the big merged
+      // function; as an indirect call it stays its own (small) function.
+      using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                          const float* const*, int64_t, float*, int64_t);
+      static Fn volatile const kFns[6] = {&dwg_wasm<1, 2>, &dwg_wasm<2, 2>, &dwg_wasm<3, 2>,
+                                          &dwg_wasm<1, 3>, &dwg_wasm<2, 3>, &dwg_wasm<3, 3>};
+      if (g.R >= 1 && g.R <= 3 && (g.K == 2 || g.K == 3)) {
+        kFns[(g.K - 2) * 3 + g.R - 1](gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds);
+        return cv;
       }
     }
   }
@@ -398,21 +400,15 @@ inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
     if (cv == 0) return 0;
     for (int r = 1; r < g.R; ++r)
       if (gr.o[r] != gr.o[0]) return 0;
-#define GRADRT_DWF_WASM(R, K)                                                                       \
-  case R * 4 + K:                                                                                    \
-    if (step == 1) dwf_wasm<R, K, 1>(gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, dyrow, acc, cv);     \
-    else dwf_wasm<R, K, 2>(gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, dyrow, acc, cv);               \
+    // Through a volatile function pointer, as in dwg_row.
+    using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
+                        float* const*, int64_t);
+    static Fn volatile const kFns[2][6] = {
+        {&dwf_wasm<1, 2, 1>, &dwf_wasm<2, 2, 1>, &dwf_wasm<3, 2, 1>, &dwf_wasm<1, 3, 1>, &dwf_wasm<2, 3, 1>, &dwf_wasm<3, 3, 1>},
+        {&dwf_wasm<1, 2, 2>, &dwf_wasm<2, 2, 2>, &dwf_wasm<3, 2, 2>, &dwf_wasm<1, 3, 2>, &dwf_wasm<2, 3, 2>, &dwf_wasm<3, 3, 2>}};
+    if (g.R < 1 || g.R > 3 || (g.K != 2 && g.K != 3)) return 0;
+    kFns[step - 1][(g.K - 2) * 3 + g.R - 1](gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, dyrow, acc, cv);
     return cv;
-    switch (g.R * 4 + g.K) {
-      GRADRT_DWF_WASM(1, 2)
-      GRADRT_DWF_WASM(2, 2)
-      GRADRT_DWF_WASM(3, 2)
-      GRADRT_DWF_WASM(1, 3)
-      GRADRT_DWF_WASM(2, 3)
-      GRADRT_DWF_WASM(3, 3)
-      default: return 0;
-    }
-#undef GRADRT_DWF_WASM
   }
 #endif
   if (kDwWasm || (step != 1 && step != 2)) return 0;
