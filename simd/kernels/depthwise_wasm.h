@@ -166,4 +166,52 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t n
   }
 }
 
+// Input gradient along a row with stride 2 and 3 taps (dilation 1, pad_left 0, in_w ==
+// 2*out_w), both column phases at once: dy pixel j of each filter row r feeds dx pixels
+// 2j, 2j+1, 2j+2 through kx = 0, 1, 2:
+//   dx[2j]   = sum_r dy_r[j-1]*w_r[2] (j >= 1) + sum_r dy_r[j]*w_r[0],
+//   dx[2j+1] = sum_r dy_r[j]*w_r[1],
+// each sum r ascending; dy_r = dyr[r] (rows of C floats per pixel), w_r[kx] = wr[r] + kx*C.
+// One dy load per filter row feeds 3 multiply-adds (the phase-class form loads it twice);
+// 3R weights + 4 sums + x + temp <= 15 registers. Channels c < cv (multiple of 4).
+template <int R>
+GRADRT_SIMD_NOINLINE void dwx2_wasm(const float* const* dyr, const float* const* wr, int64_t ow, int64_t C, int64_t cv,
+                                    float* dx) {
+  for (int64_t c = 0; c < cv; c += 4) {
+    v128_t w0[R], w1[R], w2[R];
+    const float* s[R];
+#pragma clang loop unroll(full)
+    for (int r = 0; r < R; ++r) {
+      w0[r] = wasm_v128_load(wr[r] + c);
+      w1[r] = wasm_v128_load(wr[r] + C + c);
+      w2[r] = wasm_v128_load(wr[r] + 2 * C + c);
+      s[r] = dyr[r] + c;
+    }
+    v128_t pend = wasm_f32x4_splat(0.0f);
+    float* out = dx + c;
+    for (int64_t j = 0; j < ow; ++j) {
+      v128_t e = pend, o, pn;
+      {
+        const v128_t x = wasm_v128_load(s[0]);
+        s[0] += C;
+        e = wasm_f32x4_add(e, wasm_f32x4_mul(x, w0[0]));
+        o = wasm_f32x4_mul(x, w1[0]);
+        pn = wasm_f32x4_mul(x, w2[0]);
+      }
+#pragma clang loop unroll(full)
+      for (int r = 1; r < R; ++r) {
+        const v128_t x = wasm_v128_load(s[r]);
+        s[r] += C;
+        e = wasm_f32x4_add(e, wasm_f32x4_mul(x, w0[r]));
+        o = wasm_f32x4_add(o, wasm_f32x4_mul(x, w1[r]));
+        pn = wasm_f32x4_add(pn, wasm_f32x4_mul(x, w2[r]));
+      }
+      wasm_v128_store(out, e);
+      wasm_v128_store(out + C, o);
+      out += 2 * C;
+      pend = pn;
+    }
+  }
+}
+
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
