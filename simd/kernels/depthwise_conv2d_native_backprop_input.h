@@ -6,8 +6,9 @@
 #pragma once
 
 #include "depthwise_conv2d_native.h"
-
+#if defined(__wasm_simd128__)
 #include <type_traits>
+#endif
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
