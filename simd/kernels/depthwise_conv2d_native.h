@@ -219,6 +219,33 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
       return;
     }
   }
+#if defined(__wasm_simd128__)
+  // WASM, float, step 1, 1 to 3 taps at one offset (e.g. the stride-2 input gradient's odd
+  // phase classes: one tap per filter row): dwg_wasm<nt, 1> does the whole row's vector
+  // channels, edges included (see dwg_row for why through a volatile pointer).
+  if constexpr (std::is_same_v<T, float>) {
+    bool one_off = step == 1 && nt >= 1 && nt <= 3 && C >= L;
+    for (int64_t t = 1; t < nt && one_off; ++t) one_off = off[t] == off[0];
+    if (one_off) {
+      using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                          const float* const*, int64_t, float*, int64_t);
+      static Fn volatile const kFns[3] = {&dwg_wasm<1, 1>, &dwg_wasm<2, 1>, &dwg_wasm<3, 1>};
+      const int64_t cv = C / L * L;
+      kFns[nt - 1](src, off[0], nj, j_lo, j_hi, src_w, C, wt, cv, dst, ds);
+      if (cv < C)
+        for (int64_t j = 0; j < nj; ++j)
+          for (int64_t c = cv; c < C; ++c) {
+            T a = T(0);
+            for (int64_t t = 0; t < nt; ++t) {
+              const int64_t q = j + off[t];
+              if (q >= 0 && q < src_w) a += src[t][q * C + c] * wt[t][c];
+            }
+            dst[j * ds + c] = a;
+          }
+      return;
+    }
+  }
+#endif
   auto edge = [&](int64_t j) {  // any j: taps filtered
     T* out = dst + j * ds;
     for (int64_t c = 0; c < C; ++c) out[c] = T(0);

@@ -6,6 +6,9 @@
 #pragma once
 
 #include "depthwise_conv2d_native.h"
+#if defined(__wasm_simd128__)
+#include <type_traits>
+#endif
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -23,6 +26,51 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
       const int64_t n = r / p.in_h, iy = r % p.in_h;
       // Columns in phase classes ix = px + j*sw: tap kx contributes when sw divides
       // px + pl - kx*dw, from ox = j + (px + pl - kx*dw)/sw, a stride-1 walk along dy.
+#if defined(__wasm_simd128__)
+      // WASM, float, stride 2 x 3 taps along x (pad_left 0, in_w == 2*out_w): both column
+      // phases in one pass (dwx2_wasm: each dy vector loaded once per filter row, not twice).
+      if constexpr (std::is_same_v<T, float>) {
+        if (M == 1 && p.stride_w == 2 && p.filter_w == 3 && p.dilation_w == 1 && p.pad_left == 0 &&
+            p.in_w == 2 * p.out_w && C >= 4) {
+          const float* rows[3];
+          const float* wr[3];
+          int R = 0;
+          for (int64_t ky = 0; ky < p.filter_h; ++ky) {
+            const int64_t ny = iy + p.pad_top - ky * p.dilation_h;
+            if (floormod(ny, p.stride_h) != 0) continue;
+            const int64_t oy = floordiv(ny, p.stride_h);
+            if (oy < 0 || oy >= p.out_h) continue;
+            if (R < 3) {
+              rows[R] = dy + (n * p.out_h + oy) * p.out_w * C;
+              wr[R] = w + ky * p.filter_w * C;
+            }
+            ++R;
+          }
+          if (R >= 1 && R <= 3) {
+            // Through a volatile function pointer (see dwg_row in depthwise_taps.h).
+            using Fn = void (*)(const float* const*, const float* const*, int64_t, int64_t, int64_t, float*);
+            static Fn volatile const kFns[3] = {&dwx2_wasm<1>, &dwx2_wasm<2>, &dwx2_wasm<3>};
+            const int64_t cv = C / 4 * 4;
+            T* out = dx + r * p.in_w * C;
+            kFns[R - 1](rows, wr, p.out_w, C, cv, out);
+            for (int64_t j = 0; j < p.out_w && cv < C; ++j)
+              for (int64_t c = cv; c < C; ++c) {
+                float e = 0.0f, o = 0.0f;
+                for (int k = 0; k < R; ++k) {
+                  if (j > 0) e += rows[k][(j - 1) * C + c] * wr[k][2 * C + c];
+                }
+                for (int k = 0; k < R; ++k) {
+                  e += rows[k][j * C + c] * wr[k][c];
+                  o += rows[k][j * C + c] * wr[k][C + c];
+                }
+                out[2 * j * C + c] = e;
+                out[(2 * j + 1) * C + c] = o;
+              }
+            continue;
+          }
+        }
+      }
+#endif
       for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
         int64_t nt = 0;
         for (int64_t ky = 0; ky < p.filter_h; ++ky) {

@@ -12,6 +12,11 @@
 #pragma once
 
 #include "common.h"
+#if defined(__wasm_simd128__)
+#include <type_traits>
+
+#include "depthwise_wasm.h"
+#endif
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -330,6 +335,26 @@ inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
   const T* w[9];
   const int64_t cv = grouped_row<T, Arch>(g, src, wt, nj, j_lo, j_hi, src_w, C, &gr, w);
   if (cv == 0) return 0;
+#if defined(__wasm_simd128__)
+  // WASM (float, one offset for all groups): the sliding-window kernels of depthwise_wasm.h.
+  if constexpr (std::is_same_v<T, float>) {
+    bool same = true;
+    for (int r = 1; r < g.R; ++r) same = same && gr.o[r] == gr.o[0];
+    if (same) {
+      // Through a volatile function pointer: Binaryen inlines a function with one caller
+      // (noinline does not reach it), and V8 allocates registers worse in the big merged
+      // function; as an indirect call it stays its own (small) function.
+      using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                          const float* const*, int64_t, float*, int64_t);
+      static Fn volatile const kFns[6] = {&dwg_wasm<1, 2>, &dwg_wasm<2, 2>, &dwg_wasm<3, 2>,
+                                          &dwg_wasm<1, 3>, &dwg_wasm<2, 3>, &dwg_wasm<3, 3>};
+      if (g.R >= 1 && g.R <= 3 && (g.K == 2 || g.K == 3)) {
+        kFns[(g.K - 2) * 3 + g.R - 1](gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds);
+        return cv;
+      }
+    }
+  }
+#endif
   switch (g.R * 4 + g.K) {
     case 1 * 4 + 2: dwg_block<T, Arch, 1, 2>(gr, w, cv, dst, ds); break;
     case 2 * 4 + 2: dwg_block<T, Arch, 2, 2>(gr, w, cv, dst, ds); break;
@@ -364,6 +389,28 @@ inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
   // WASM: dwf_interior's 9 accumulators + 1 dy + 1 source fit V8's registers and measured
   // faster there (about 23 vs 17-22 GFLOP/s in Node 20) than any dwf_block shape tried:
   // LLVM/Binaryen reorder a block so that its reused sources all stay live (see kDwP).
+#if defined(__wasm_simd128__)
+  // WASM (float, one offset for all groups): the sliding-window kernel of depthwise_wasm.h
+  // (one dy and R*S source loads per pixel, 9 accumulators + 2-3 dy vectors in registers).
+  if constexpr (std::is_same_v<T, float>) {
+    if (step != 1 && step != 2) return 0;
+    GroupedRow<T> gr;
+    T* acc[9];
+    const int64_t cv = grouped_row<T, Arch>(g, src, accp, nj, j_lo, j_hi, src_w, C, &gr, acc);
+    if (cv == 0) return 0;
+    for (int r = 1; r < g.R; ++r)
+      if (gr.o[r] != gr.o[0]) return 0;
+    // Through a volatile function pointer, as in dwg_row.
+    using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
+                        float* const*, int64_t);
+    static Fn volatile const kFns[2][6] = {
+        {&dwf_wasm<1, 2, 1>, &dwf_wasm<2, 2, 1>, &dwf_wasm<3, 2, 1>, &dwf_wasm<1, 3, 1>, &dwf_wasm<2, 3, 1>, &dwf_wasm<3, 3, 1>},
+        {&dwf_wasm<1, 2, 2>, &dwf_wasm<2, 2, 2>, &dwf_wasm<3, 2, 2>, &dwf_wasm<1, 3, 2>, &dwf_wasm<2, 3, 2>, &dwf_wasm<3, 3, 2>}};
+    if (g.R < 1 || g.R > 3 || (g.K != 2 && g.K != 3)) return 0;
+    kFns[step - 1][(g.K - 2) * 3 + g.R - 1](gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, dyrow, acc, cv);
+    return cv;
+  }
+#endif
   if (kDwWasm || (step != 1 && step != 2)) return 0;
   GroupedRow<T> gr;
   T* acc[9];
