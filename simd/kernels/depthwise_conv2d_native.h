@@ -200,6 +200,19 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
   j_lo = imin(j_lo, nj);
   if (j_hi < j_lo) j_hi = j_lo;
   const int64_t ds = dst_step * C;
+  // Step 1 only: channels [c0, C) of every pixel one multiply-add at a time, for the row
+  // kernels below that do the vector channels (taps outside the row skipped).
+  auto channel_tail = [&](int64_t c0) {
+    for (int64_t j = 0; j < nj; ++j)
+      for (int64_t c = c0; c < C; ++c) {
+        T a = T(0);
+        for (int64_t t = 0; t < nt; ++t) {
+          const int64_t q = j + off[t];
+          if (q >= 0 && q < src_w) a += src[t][q * C + c] * wt[t][c];
+        }
+        dst[j * ds + c] = a;
+      }
+  };
   // Step 1 with taps in rows of consecutive offsets (stride-1 forward, the input gradient's
   // phase classes): dwg_block does the whole row, edges included, reusing each source
   // vector along kx; the channels past the last full vector follow here, per pixel.
@@ -207,15 +220,7 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
   if (step == 1 && nt >= 2 && tap_groups(nt, src, off, &g)) {
     const int64_t cv = dwg_row<T, Arch>(g, nj, j_lo, j_hi, src, wt, src_w, C, dst, ds);
     if (cv > 0) {
-      for (int64_t j = 0; j < nj; ++j)
-        for (int64_t c = cv; c < C; ++c) {
-          T a = T(0);
-          for (int64_t t = 0; t < nt; ++t) {
-            const int64_t q = j + off[t];
-            if (q >= 0 && q < src_w) a += src[t][q * C + c] * wt[t][c];
-          }
-          dst[j * ds + c] = a;
-        }
+      channel_tail(cv);
       return;
     }
   }
@@ -233,15 +238,7 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
       const int64_t cv = C / L * L;
       kFns[nt - 1](src, off[0], nj, j_lo, j_hi, src_w, C, wt, cv, dst, ds);
       if (cv < C)
-        for (int64_t j = 0; j < nj; ++j)
-          for (int64_t c = cv; c < C; ++c) {
-            T a = T(0);
-            for (int64_t t = 0; t < nt; ++t) {
-              const int64_t q = j + off[t];
-              if (q >= 0 && q < src_w) a += src[t][q * C + c] * wt[t][c];
-            }
-            dst[j * ds + c] = a;
-          }
+        channel_tail(cv);
       return;
     }
   }
