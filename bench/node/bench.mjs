@@ -13,6 +13,7 @@ import { init } from 'gradrt';
 // the in-wasm timing below.
 import { load } from '../../web/src/loader.js';
 import { attrsJson, toTensor } from '../../web/src/tensor.js';
+import { random } from './random.mjs';
 
 const quick = process.argv.includes('--quick'); // shorter timing windows
 const noTfjsCpu = process.argv.includes('--no-tfjs-cpu'); // its filter gradients take about a minute per call
@@ -40,15 +41,6 @@ const CASES = [
   ['batchnorm 56x56x256', 'batchnorm', [1, 56, 56, 256]],
 ];
 
-function random(n, seed) {
-  let s = seed;
-  const a = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    a[i] = s / 2 ** 32 - 0.5;
-  }
-  return a;
-}
 
 // Median wall ms and median CPU ms (process.cpuUsage: this single-threaded work's own
 // time, robust when other processes share the cores) of fn(), after a warm-up long

@@ -11,6 +11,7 @@
 import { init } from 'gradrt';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { random } from './random.mjs';
 
 const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
 const baselineDir = arg('--baseline', null);
@@ -18,15 +19,6 @@ const threads = Number(arg('--threads', 1));
 const only = arg('--only', '');
 const secs = Number(arg('--secs', 2));
 
-function random(n, seed) {
-  let s = seed;
-  const a = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    a[i] = s / 2 ** 32 - 0.5;
-  }
-  return a;
-}
 const t = (shape, data) => ({ dtype: 'float32', shape, data });
 const count = (shape) => shape.reduce((a, b) => a * b, 1);
 
