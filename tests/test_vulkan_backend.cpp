@@ -321,6 +321,10 @@ TEST_CASE("vulkan: detail lists limits; auto stays on cpu for CPU-type devices")
     CHECK(gradrt::auto_backend("Conv2DBackpropInput") == "cpu");
   }
   CHECK_FALSE(vk->preferred_for("conv2d_backprop_input", 10));  // small work never goes to a device
+  // Bandwidth-bound ops never go to a device in `auto`, whatever the size.
+  for (const char* stem : {"depthwise_conv2d_native_backprop_input", "depthwise_conv2d_native_backprop_filter",
+                           "fused_batch_norm_grad", "fractional_avg_pool_grad"})
+    CHECK_FALSE(vk->preferred_for(stem, INT64_MAX));
 }
 
 TEST_CASE("vulkan: shapes beyond int32 indexing or the buffer range are refused with a status") {

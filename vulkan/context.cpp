@@ -437,6 +437,7 @@ void Context::save_pipeline_cache() {
 Context::~Context() {
   if (device_) {
     if (!lost_) fns_.vkDeviceWaitIdle(device_);
+    for (Pooled& p : pool_) destroy_buffer(&p.buffer);
     save_pipeline_cache();
     for (auto& [key, k] : kernels_) {
       fns_.vkDestroyPipeline(device_, k->pipeline, nullptr);
@@ -552,6 +553,63 @@ void Context::destroy_buffer(Buffer* b) {
   *b = Buffer{};
 }
 
+namespace {
+// Pool size classes: 4 KiB steps up to 64 KiB, then four steps per power of two
+// (1.25, 1.5, 1.75, 2 x 2^k), so a class is at most 25% above the request.
+VkDeviceSize buffer_class(VkDeviceSize n) {
+  n = std::max<VkDeviceSize>(n, 16);
+  if (n <= (VkDeviceSize(64) << 10)) return (n + 4095) & ~VkDeviceSize(4095);
+  int k = 63;
+  while (!((n - 1) >> k & 1)) --k;  // 2^k < n <= 2^(k+1)
+  const VkDeviceSize step = VkDeviceSize(1) << (k - 2);
+  return (n + step - 1) / step * step;
+}
+}  // namespace
+
+Status Context::acquire_buffer(VkDeviceSize bytes, bool host, Buffer* out) {
+  VkDeviceSize cls = buffer_class(bytes);
+  if (info().max_allocation && cls > info().max_allocation) cls = bytes;  // exact, or the limit's error
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    int best = -1;
+    for (size_t i = 0; i < pool_.size(); ++i)
+      if (pool_[i].host == host && pool_[i].buffer.size == cls &&
+          (best < 0 || pool_[i].tick > pool_[best].tick))
+        best = static_cast<int>(i);
+    if (best >= 0) {
+      *out = pool_[best].buffer;
+      pooled_bytes_[host] -= cls;
+      pool_.erase(pool_.begin() + best);
+      return Status::OK();
+    }
+  }
+  return create_buffer(cls, host, out);
+}
+
+void Context::release_buffer(Buffer* b) {
+  if (!b->buffer) return;
+  // Bounds: device 1/8 of the device-local heap, at most 512 MiB; host staging 256 MiB.
+  const VkDeviceSize heap = info().device_local_bytes ? info().device_local_bytes : (VkDeviceSize(1) << 32);
+  const bool host = b->mapped != nullptr;
+  const VkDeviceSize cap = host ? (VkDeviceSize(256) << 20) : std::min(VkDeviceSize(512) << 20, heap / 8);
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  if (lost_ || b->size > cap) {
+    destroy_buffer(b);
+    return;
+  }
+  pool_.push_back({*b, host, ++pool_tick_});
+  pooled_bytes_[host] += b->size;
+  *b = Buffer{};
+  while (pooled_bytes_[host] > cap) {
+    size_t oldest = pool_.size();
+    for (size_t i = 0; i < pool_.size(); ++i)
+      if (pool_[i].host == host && (oldest == pool_.size() || pool_[i].tick < pool_[oldest].tick)) oldest = i;
+    pooled_bytes_[host] -= pool_[oldest].buffer.size;
+    destroy_buffer(&pool_[oldest].buffer);
+    pool_.erase(pool_.begin() + oldest);
+  }
+}
+
 Status Context::kernel(const ShaderCode& code, const std::vector<uint32_t>& spec, const Kernel** out) {
   std::string key = code.name;
   for (uint32_t v : spec) key += "," + std::to_string(v);
@@ -649,8 +707,8 @@ Job::~Job() {
   if (cmd_) f.vkFreeCommandBuffers(dev, ctx_.command_pool(), 1, &cmd_);
   if (pool_) f.vkDestroyDescriptorPool(dev, pool_, nullptr);
   for (Slot& s : slots_) {
-    ctx_.destroy_buffer(&s.device);
-    ctx_.destroy_buffer(&s.staging);
+    ctx_.release_buffer(&s.device);
+    ctx_.release_buffer(&s.staging);
   }
 }
 
@@ -663,10 +721,10 @@ Status Job::add(size_t bytes, bool staging, int* id) {
                                                std::to_string(ctx_.limits().maxStorageBufferRange) + ")");
   Slot slot;
   slot.bytes = bytes;
-  s = ctx_.create_buffer(bytes, false, &slot.device);
-  if (s.ok() && staging) s = ctx_.create_buffer(bytes, true, &slot.staging);
+  s = ctx_.acquire_buffer(bytes, false, &slot.device);
+  if (s.ok() && staging) s = ctx_.acquire_buffer(bytes, true, &slot.staging);
   if (!s.ok()) {
-    ctx_.destroy_buffer(&slot.device);
+    ctx_.release_buffer(&slot.device);
     return s;
   }
   slots_.push_back(slot);
@@ -744,7 +802,9 @@ Status Job::run() {
       std::vector<VkDescriptorBufferInfo> infos(d.buffers.size());
       std::vector<VkWriteDescriptorSet> writes(d.buffers.size());
       for (size_t b = 0; b < d.buffers.size(); ++b) {
-        infos[b] = {slots_[d.buffers[b]].device.buffer, 0, VK_WHOLE_SIZE};
+        // The tensor's bytes, not the pooled buffer's (possibly larger) size.
+        const Slot& slot = slots_[d.buffers[b]];
+        infos[b] = {slot.device.buffer, 0, std::max<VkDeviceSize>(slot.bytes, 16)};
         writes[b] = {};
         writes[b].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[b].dstSet = sets[i];
@@ -795,7 +855,9 @@ Status Job::run() {
     }
   barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  if (queries_) f.vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+  // BOTTOM_OF_PIPE: written once the uploads have completed (TOP_OF_PIPE would be written
+  // as soon as they started, and the GPU time would include the host-to-device copies).
+  if (queries_) f.vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
   // 2. the dispatches, each one seeing the writes of the previous ones.
   for (size_t i = 0; i < dispatches_.size(); ++i) {
     const Dispatch& d = dispatches_[i];

@@ -104,6 +104,12 @@ class Context {
   };
   Status create_buffer(VkDeviceSize bytes, bool host, Buffer* out);
   void destroy_buffer(Buffer* b);
+  // Jobs take their buffers from a bounded pool and give them back: on a real driver a fresh
+  // allocation of tens of MB (zeroed device memory, pinned host pages) costs milliseconds,
+  // more than the kernels. Sizes are rounded up to a class (<= 25% more) so that repeated
+  // shapes reuse buffers; a reused buffer holds old data (as fresh memory may: undefined).
+  Status acquire_buffer(VkDeviceSize bytes, bool host, Buffer* out);
+  void release_buffer(Buffer* b);
 
   // GPU timing for benchmarks: when on, every Job brackets its dispatches with timestamp
   // queries and last_gpu_ms() is the time between them (0 when the queue has no timestamps).
@@ -140,6 +146,15 @@ class Context {
   double last_gpu_ms_ = 0;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
   std::mutex mutex_;
+  struct Pooled {
+    Buffer buffer;
+    bool host;
+    uint64_t tick;  // release order: the oldest goes first when over the bound
+  };
+  std::vector<Pooled> pool_;
+  VkDeviceSize pooled_bytes_[2] = {0, 0};  // [host]
+  uint64_t pool_tick_ = 0;
+  std::mutex pool_mutex_;
 };
 
 // One submission. Buffers are referred to by the ids input()/output()/scratch() return.
