@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The issue-3 shapes through the command line: `gradrt run OP --backend cpu --threads T --repeat N`
+on .npy inputs written here (stdlib only), its median_ms next to the oneDNN times that
+gradrt_bench wrote to bench/results.csv in the same session, and the geometric means per group.
+
+    bench/cli_medians.py build/gradrt [--csv bench/results.csv] [--repeat 50] [--threads 1,2]
+"""
+import argparse, csv, json, math, os, random, struct, subprocess, sys, tempfile
+from collections import defaultdict
+
+
+def write_npy(path, shape, dtype, values):
+    """Version 1.0 .npy. values: int32 list, a float constant, or None: a random float block
+    repeated (fast for tens of MB)."""
+    n = math.prod(shape)
+    if dtype == "<i4":
+        data = struct.pack("<%di" % n, *values)
+    elif values is not None:
+        data = struct.pack("<f", values) * n
+    else:
+        rng = random.Random(n)
+        block = struct.pack("<4096f", *(rng.uniform(-1, 1) for _ in range(4096)))
+        data = (block * (n // 4096 + 1))[: 4 * n]
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        dtype, "".join("%d, " % d for d in shape) if len(shape) != 1 else "%d," % shape[0])
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
+
+
+def cases(batch):
+    """(group, op, shape label as in results.csv, inputs {name: (shape, dtype, values)}, attrs)."""
+    out = []
+    for f, hw, ci, co, s in [(3, 56, 64, 64, 1), (3, 56, 64, 128, 2), (1, 28, 256, 512, 1)]:
+        o = (hw + s - 1) // s
+        x, w, dy = [batch, hw, hw, ci], [f, f, ci, co], [batch, o, o, co]
+        label = "%dx%d %dx%dx%d->%d s%d" % (f, f, hw, hw, ci, co, s)
+        attrs = {"strides": [1, s, s, 1], "padding": "SAME"}
+        out.append(("conv", "Conv2DBackpropInput", label,
+                    {"input_sizes": ([4], "<i4", x), "filter": (w, "<f4", None), "out_backprop": (dy, "<f4", None)}, attrs))
+        out.append(("conv", "Conv2DBackpropFilter", label,
+                    {"input": (x, "<f4", None), "filter_sizes": ([4], "<i4", w), "out_backprop": (dy, "<f4", None)}, attrs))
+    for hw, c, s in [(112, 32, 1), (56, 144, 2)]:
+        o = (hw + s - 1) // s
+        x, w, dy = [batch, hw, hw, c], [3, 3, c, 1], [batch, o, o, c]
+        label = "3x3 %dx%dx%d->%d s%d" % (hw, hw, c, c, s)
+        attrs = {"strides": [1, s, s, 1], "padding": "SAME"}
+        out.append(("depthwise", "DepthwiseConv2dNativeBackpropInput", label,
+                    {"input_sizes": ([4], "<i4", x), "filter": (w, "<f4", None), "out_backprop": (dy, "<f4", None)}, attrs))
+        out.append(("depthwise", "DepthwiseConv2dNativeBackpropFilter", label,
+                    {"input": (x, "<f4", None), "filter_sizes": ([4], "<i4", w), "out_backprop": (dy, "<f4", None)}, attrs))
+    x, c = [batch, 56, 56, 256], [256]
+    # the variance must be positive: all ones.
+    out.append(("batchnorm", "FusedBatchNormGrad", "56x56x256 train",
+                {"y_backprop": (x, "<f4", None), "x": (x, "<f4", None), "scale": (c, "<f4", None),
+                 "reserve_space_1": (c, "<f4", None), "reserve_space_2": (c, "<f4", 1.0)},
+                {"is_training": True}))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("gradrt")
+    ap.add_argument("--csv", default=os.path.join(os.path.dirname(__file__), "results.csv"))
+    ap.add_argument("--repeat", type=int, default=50)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--batch", default="1,8")
+    a = ap.parse_args()
+    onednn = {}
+    if os.path.exists(a.csv):
+        for r in csv.DictReader(open(a.csv)):
+            onednn[(int(r["threads"]), r["op"], r["shape"], int(r["batch"]))] = float(r["onednn_nhwc_ms"])
+    tmp = tempfile.mkdtemp(prefix="gradrt-cli-")
+    print("threads op                                   shape                  batch | cli median ms | oneDNN NHWC ms | ratio")
+    for t in [int(v) for v in a.threads.split(",")]:
+        ratios = defaultdict(list)
+        for b in [int(v) for v in a.batch.split(",")]:
+            for group, op, label, inputs, attrs in cases(b):
+                args = [a.gradrt, "run", op, "--backend", "cpu", "--threads", str(t), "--repeat", str(a.repeat),
+                        "--out", os.path.join(tmp, "out")]
+                for name, (shape, dtype, values) in inputs.items():
+                    path = os.path.join(tmp, name + ".npy")
+                    write_npy(path, shape, dtype, values)
+                    args += ["--input", "%s=%s" % (name, path)]
+                for k, v in attrs.items():
+                    args += ["--attr", "%s=%s" % (k, json.dumps(v))]
+                r = subprocess.run(args, capture_output=True, text=True)
+                if r.returncode != 0:
+                    sys.exit("%s failed: %s" % (" ".join(args), r.stderr.strip()))
+                ms = json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+                ref = onednn.get((t, op, label, b))
+                ratio = ref / ms if ref else None
+                if ratio:
+                    ratios[group].append(ratio)
+                print("%7d %-36s %-22s %5d | %13.3f | %14s | %5s" % (
+                    t, op, label, b, ms, "%.3f" % ref if ref else "-", "%.2f" % ratio if ratio else "-"))
+        for g, v in sorted(ratios.items()):
+            print("geomean oneDNN NHWC / gradrt CLI, %-9s threads=%d: %.2f (%d shapes)" % (
+                g, t, math.exp(sum(map(math.log, v)) / len(v)), len(v)))
+
+
+if __name__ == "__main__":
+    main()
