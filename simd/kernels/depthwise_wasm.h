@@ -32,6 +32,15 @@ inline void dw_wasm_shift_down(v128_t* a) {
   if constexpr (N >= 2) a[0] = a[1];
   if constexpr (N >= 3) a[1] = a[2];
 }
+// V8 (TurboFan, Node 20) unrolls a small innermost wasm loop once, and in the copy it
+// schedules the loads of a step above its arithmetic: with 9 accumulators and the dy window
+// live, the filter-gradient loop then spills accumulators, which go through a store-to-load
+// chain every iteration. V8 never unrolls a loop that holds another loop, so the hot loop of
+// dwf_wasm holds an empty one that never runs: `for (i = never; i > p; --i)` with never =
+// kDwWasmNever (-1, volatile: opaque to LLVM and Binaryen), one compare per step. (The gather
+// kernels measured slower that way: their unrolled copies do not spill.)
+inline volatile int64_t kDwWasmNever = -1;
+
 template <int N>
 inline void dw_wasm_shift_up(v128_t* a) {
   static_assert(N >= 1 && N <= 3);
@@ -114,6 +123,7 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t n
   constexpr int D = (K - 1) / S + 1;
   // Unchecked steps: pixels p-D+1 .. p all interior.
   const int64_t u0 = j_lo + D - 1, u1 = imax(u0, j_hi);
+  const int64_t never = kDwWasmNever;
   for (int64_t c = 0; c < cv; c += 4) {
     v128_t a[R * K], d[D];
 #pragma clang loop unroll(full)
@@ -145,6 +155,7 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t n
     for (int r = 0; r < R; ++r) s0[r] = row[r] + (p * S + o) * C + c;
     const float* dq = dy + p * C + c;
     for (; p < u1; ++p) {
+      for (int64_t i = never; i > p; --i) asm volatile("");
       dw_wasm_shift_up<D>(d);
       d[0] = wasm_v128_load(dq);
       dq += C;
