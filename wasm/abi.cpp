@@ -86,29 +86,31 @@ Status decode_inputs(const Heap& heap, uint64_t table_addr, uint32_t table_len, 
     std::string_view name;
     Status s = read_string(heap, static_cast<uint64_t>(name_addr), kMaxNameBytes, "input name", &name);
     if (!s.ok()) return s;
-    std::string label = "input '" + std::string(name) + "'";
+    // Only for error messages: built when one is (a string per input and call otherwise).
+    auto label = [&] { return "input '" + std::string(name) + "'"; };
     TensorView view;
     view.dtype = static_cast<DType>(dtype);
+    view.shape.reserve(static_cast<size_t>(rank));
     int64_t elements = 1;
     for (int64_t d = 0; d < rank; ++d) {
       int64_t dim;
       if (!as_int(t[i + 5 + d], 0, kMaxExact, &dim))
-        return {Code::InvalidArgument, label + ": shape entries must be integers >= 0"};
+        return {Code::InvalidArgument, label() + ": shape entries must be integers >= 0"};
       if (__builtin_mul_overflow(elements, dim, &elements))
-        return {Code::InvalidArgument, label + ": shape has more elements than int64 holds"};
+        return {Code::InvalidArgument, label() + ": shape has more elements than int64 holds"};
       view.shape.push_back(dim);
     }
     int64_t elem = static_cast<int64_t>(dtype_size(view.dtype)), need;
     if (__builtin_mul_overflow(elements, elem, &need) || need != data_bytes)
-      return {Code::InvalidArgument, label + ": data has " + std::to_string(data_bytes) + " bytes, its shape needs " +
+      return {Code::InvalidArgument, label() + ": data has " + std::to_string(data_bytes) + " bytes, its shape needs " +
                                          std::to_string(elements) + " elements of " + std::to_string(elem) + " bytes"};
     if (data_bytes > 0) {
       if (!heap.contains(static_cast<uint64_t>(data_addr), static_cast<uint64_t>(data_bytes)) || data_addr % elem != 0)
-        return {Code::InvalidArgument, label + ": data address outside the heap or misaligned"};
+        return {Code::InvalidArgument, label() + ": data address outside the heap or misaligned"};
       view.data = heap.at<void>(static_cast<uint64_t>(data_addr));
     }
     if (!inputs->emplace(std::string(name), std::move(view)).second)
-      return {Code::InvalidArgument, label + ": given twice"};
+      return {Code::InvalidArgument, label() + ": given twice"};
     i += 5 + static_cast<uint32_t>(rank);
   }
   return Status::OK();

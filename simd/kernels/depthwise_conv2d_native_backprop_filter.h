@@ -168,6 +168,16 @@ GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* d
 // Returns false (nothing done) if the shape is not one of these.
 template <class T, class Arch>
 bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy, T* dw) {
+#if defined(__wasm_simd128__)
+  // WASM (float): the row chunks of depthwise_wasm.h (dwf_wasm_chunks), combined here.
+  if constexpr (std::is_same_v<T, float>) {
+    int64_t chunks = 0;
+    const float* part = dwf_wasm_chunks(exec, p, x, dy, &chunks);
+    if (part == nullptr) return false;
+    dwf_combine<T, Arch>(exec, part, chunks, 9 * p.in_c, dw);
+    return true;
+  }
+#endif
   constexpr int64_t L = Vec<T, Arch>::width;
   const int64_t C = p.in_c;
   if (kDwWasm || p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 ||

@@ -402,12 +402,12 @@ inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
       if (gr.o[r] != gr.o[0]) return 0;
     // Through a volatile function pointer, as in dwg_row.
     using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
-                        float* const*, int64_t);
+                        float* const*, int64_t, int64_t, int64_t, int64_t);
     static Fn volatile const kFns[2][6] = {
         {&dwf_wasm<1, 2, 1>, &dwf_wasm<2, 2, 1>, &dwf_wasm<3, 2, 1>, &dwf_wasm<1, 3, 1>, &dwf_wasm<2, 3, 1>, &dwf_wasm<3, 3, 1>},
         {&dwf_wasm<1, 2, 2>, &dwf_wasm<2, 2, 2>, &dwf_wasm<3, 2, 2>, &dwf_wasm<1, 3, 2>, &dwf_wasm<2, 3, 2>, &dwf_wasm<3, 3, 2>}};
     if (g.R < 1 || g.R > 3 || (g.K != 2 && g.K != 3)) return 0;
-    kFns[step - 1][(g.K - 2) * 3 + g.R - 1](gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, dyrow, acc, cv);
+    kFns[step - 1][(g.K - 2) * 3 + g.R - 1](gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, dyrow, acc, cv, 1, 0, 0);
     return cv;
   }
 #endif

@@ -32,6 +32,15 @@ inline void dw_wasm_shift_down(v128_t* a) {
   if constexpr (N >= 2) a[0] = a[1];
   if constexpr (N >= 3) a[1] = a[2];
 }
+// V8 (TurboFan, Node 20) unrolls a small innermost wasm loop once, and in the copy it
+// schedules the loads of a step above its arithmetic: with 9 accumulators and the dy window
+// live, the filter-gradient loop then spills accumulators, which go through a store-to-load
+// chain every iteration. V8 never unrolls a loop that holds another loop, so the hot loop of
+// dwf_wasm holds an empty one that never runs: `for (i = never; i > p; --i)` with never =
+// kDwWasmNever (-1, volatile: opaque to LLVM and Binaryen), one compare per step. (The gather
+// kernels measured slower that way: their unrolled copies do not spill.)
+inline volatile int64_t kDwWasmNever = -1;
+
 template <int N>
 inline void dw_wasm_shift_up(v128_t* a) {
   static_assert(N >= 1 && N <= 3);
@@ -102,68 +111,139 @@ GRADRT_SIMD_NOINLINE void dwg_wasm(const float* const* row, int64_t o, int64_t n
   }
 }
 
-// Filter gradient, source step S, channels c < cv (multiple of 4):
-//   acc[r*K + k][c] += sum_j dy[j*C + c] * row[r][(j*S + o + k)*C + c]   (taps inside),
-// each tap's sum over j ascending from zero, then added to acc.
+// Filter gradient, source step S, channels c < cv (multiple of 4), over nr output rows
+// (row i: source rows row[r] + i*xrs, dy + i*dys):
+//   acc[r*K + k][c] += sum_i sum_j dy_i[j*C + c] * row_i[r][(j*S + o + k)*C + c]   (taps inside),
+// each tap's sum over i, then j, ascending from zero, then added to acc. The nr rows of one
+// call share the accumulators (registers) and, on a stride-2 x, one source row between
+// consecutive output rows, which the channel vectors of one 64-byte line then find in L1.
 // Step p loads dy pixel p and source pixels p*S + o + s (s < S) of each group; source
 // pixel p*S + o + s is tap k (k = s, s + S, ...) of pixel p - (k - s)/S, so the dy window
 // d[i] holds pixels p - i, i < D = (K - 1)/S + 1.
 template <int R, int K, int S>
 GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t nj, int64_t j_lo, int64_t j_hi,
-                                   int64_t src_w, int64_t C, const float* dy, float* const* acc, int64_t cv) {
+                                   int64_t src_w, int64_t C, const float* dy, float* const* acc, int64_t cv,
+                                   int64_t nr, int64_t xrs, int64_t dys) {
   constexpr int D = (K - 1) / S + 1;
-  // Unchecked steps: pixels p-D+1 .. p all interior.
-  const int64_t u0 = j_lo + D - 1, u1 = imax(u0, j_hi);
+  // Unchecked steps: pixels p-D+1 .. p all exist (p >= D-1, p < nj) and every source
+  // p*S + o + s (s < S) is inside (a step needs no more; j_lo/j_hi, every tap of pixel p
+  // inside, would also exclude the last pixel of a stride-2 SAME row, kx = 2 outside).
+  (void)j_lo;
+  (void)j_hi;
+  const int64_t u0 = imax(D - 1, (-o + S - 1) / S), u1 = imax(u0, imin(nj, floordiv(src_w - o - S, S) + 1));
+  const int64_t never = kDwWasmNever;
   for (int64_t c = 0; c < cv; c += 4) {
     v128_t a[R * K], d[D];
 #pragma clang loop unroll(full)
     for (int t = 0; t < R * K; ++t) a[t] = wasm_f32x4_splat(0.0f);
+    for (int64_t ri = 0; ri < nr; ++ri) {
+      const float* rw[R];
 #pragma clang loop unroll(full)
-    for (int i = 0; i < D; ++i) d[i] = wasm_f32x4_splat(0.0f);
-    auto checked = [&](int64_t p) __attribute__((always_inline)) {
-      dw_wasm_shift_up<D>(d);
-      d[0] = p < nj ? wasm_v128_load(dy + p * C + c) : wasm_f32x4_splat(0.0f);
+      for (int r = 0; r < R; ++r) rw[r] = row[r] + ri * xrs + c;
+      const float* dyr = dy + ri * dys + c;
 #pragma clang loop unroll(full)
-      for (int s = 0; s < S; ++s) {
-        const int64_t q = p * S + o + s;
-        if (q < 0 || q >= src_w) continue;
-#pragma clang loop unroll(full)
-        for (int r = 0; r < R; ++r) {
-          const v128_t x = wasm_v128_load(row[r] + q * C + c);
-#pragma clang loop unroll(full)
-          for (int k = s; k < K; k += S) {
-            const int64_t pp = p - (k - s) / S;
-            if (pp >= 0 && pp < nj) a[r * K + k] = wasm_f32x4_add(a[r * K + k], wasm_f32x4_mul(d[(k - s) / S], x));
-          }
-        }
-      }
-    };
-    int64_t p = 0;
-    for (; p < imin(u0, u1); ++p) checked(p);
-    const float* s0[R];
-#pragma clang loop unroll(full)
-    for (int r = 0; r < R; ++r) s0[r] = row[r] + (p * S + o) * C + c;
-    const float* dq = dy + p * C + c;
-    for (; p < u1; ++p) {
-      dw_wasm_shift_up<D>(d);
-      d[0] = wasm_v128_load(dq);
-      dq += C;
-#pragma clang loop unroll(full)
-      for (int r = 0; r < R; ++r) {
+      for (int i = 0; i < D; ++i) d[i] = wasm_f32x4_splat(0.0f);
+      auto checked = [&](int64_t p) __attribute__((always_inline)) {
+        dw_wasm_shift_up<D>(d);
+        d[0] = p < nj ? wasm_v128_load(dyr + p * C) : wasm_f32x4_splat(0.0f);
 #pragma clang loop unroll(full)
         for (int s = 0; s < S; ++s) {
-          const v128_t x = wasm_v128_load(s0[r] + s * C);
+          const int64_t q = p * S + o + s;
+          if (q < 0 || q >= src_w) continue;
 #pragma clang loop unroll(full)
-          for (int k = s; k < K; k += S)
-            a[r * K + k] = wasm_f32x4_add(a[r * K + k], wasm_f32x4_mul(d[(k - s) / S], x));
+          for (int r = 0; r < R; ++r) {
+            const v128_t x = wasm_v128_load(rw[r] + q * C);
+#pragma clang loop unroll(full)
+            for (int k = s; k < K; k += S) {
+              const int64_t pp = p - (k - s) / S;
+              if (pp >= 0 && pp < nj) a[r * K + k] = wasm_f32x4_add(a[r * K + k], wasm_f32x4_mul(d[(k - s) / S], x));
+            }
+          }
         }
-        s0[r] += S * C;
+      };
+      int64_t p = 0;
+      for (; p < imin(u0, u1); ++p) checked(p);
+      const float* s0[R];
+#pragma clang loop unroll(full)
+      for (int r = 0; r < R; ++r) s0[r] = rw[r] + (p * S + o) * C;
+      const float* dq = dyr + p * C;
+      for (; p < u1; ++p) {
+        for (int64_t i = never; i > p; --i) asm volatile("");
+        dw_wasm_shift_up<D>(d);
+        d[0] = wasm_v128_load(dq);
+        dq += C;
+#pragma clang loop unroll(full)
+        for (int r = 0; r < R; ++r) {
+#pragma clang loop unroll(full)
+          for (int s = 0; s < S; ++s) {
+            const v128_t x = wasm_v128_load(s0[r] + s * C);
+#pragma clang loop unroll(full)
+            for (int k = s; k < K; k += S)
+              a[r * K + k] = wasm_f32x4_add(a[r * K + k], wasm_f32x4_mul(d[(k - s) / S], x));
+          }
+          s0[r] += S * C;
+        }
       }
+      for (; p < nj + D - 1; ++p) checked(p);
     }
-    for (; p < nj + D - 1; ++p) checked(p);
 #pragma clang loop unroll(full)
     for (int t = 0; t < R * K; ++t) wasm_v128_store(acc[t] + c, wasm_f32x4_add(wasm_v128_load(acc[t] + c), a[t]));
   }
+}
+
+// The filter gradient (3x3, dilation 1, M == 1, column stride 1 or 2, C % 4 == 0) as chunk
+// partials, for the caller to combine in chunk order: returns *chunks partials of 9*C floats
+// (workspace slot 0), or nullptr for other shapes (the caller takes the generic path). Rows
+// are cut into at most 16 chunks of >= 2 rows (by the row count only, as the generic path:
+// the same bits for any thread count). Inside a chunk, runs of up to kDwfRows consecutive
+// output rows of one image with all 3 ky inside x go to one dwf_wasm call (see there);
+// rows with some ky outside x go alone, with fewer groups.
+constexpr int64_t kDwfRows = 3;
+inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const float* x, const float* dy,
+                                    int64_t* chunks_out) {
+  const int64_t C = p.in_c, W = p.in_w, OW = p.out_w;
+  if (p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 || p.dilation_w != 1 ||
+      (p.stride_w != 1 && p.stride_w != 2) || C % 4 != 0 || C == 0)
+    return nullptr;
+  const int64_t rows = p.batch * p.out_h, nw = 9 * C;
+  if (rows == 0 || OW == 0) return nullptr;
+  const int64_t grain = reduction_grain(rows, 2, 16), chunks = nchunks(rows, grain);
+  // Interior columns: every kx inside x for j in [j_lo, j_hi) (ix = j*S - pl + kx).
+  const int64_t S = p.stride_w;
+  const int64_t j_lo = imin(OW, (p.pad_left + S - 1) / S);
+  const int64_t j_hi = imax(j_lo, imin(OW, floordiv(W - 3 + p.pad_left, S) + 1));
+  float* part = static_cast<float*>(workspace(0, sizeof(float) * (chunks * nw + 1)));
+  using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
+                      float* const*, int64_t, int64_t, int64_t, int64_t);
+  // Through a volatile function pointer, as in dwf_row (Binaryen would inline them).
+  static Fn volatile const kFns[2][3] = {{&dwf_wasm<1, 3, 1>, &dwf_wasm<2, 3, 1>, &dwf_wasm<3, 3, 1>},
+                                         {&dwf_wasm<1, 3, 2>, &dwf_wasm<2, 3, 2>, &dwf_wasm<3, 3, 2>}};
+  const int64_t xrs = p.stride_h * W * C, dys = OW * C;
+  par(exec, rows, grain, [&](int64_t r0, int64_t r1) {
+    float* out = part + (r0 / grain) * nw;
+    for (int64_t i = 0; i < nw; ++i) out[i] = 0.0f;
+    for (int64_t r = r0; r < r1;) {
+      const int64_t n = r / p.out_h, oy = r % p.out_h;
+      const int64_t iy0 = oy * p.stride_h - p.pad_top;
+      const int64_t k0 = imax(0, -iy0), k1 = imin(3, p.in_h - iy0);
+      int64_t nr = 1;
+      if (k0 == 0 && k1 == 3)  // more rows of this image with every ky inside, up to kDwfRows
+        while (nr < kDwfRows && r + nr < r1 && oy + nr < p.out_h && iy0 + nr * p.stride_h + 3 <= p.in_h) ++nr;
+      if (k1 > k0) {
+        const float* xr = x + (n * p.in_h + iy0) * W * C;  // row iy0 (maybe outside x: not read then)
+        const float* rws[3];
+        float* acc[9];
+        for (int64_t ky = k0; ky < k1; ++ky) {
+          rws[ky - k0] = xr + ky * W * C;
+          for (int kx = 0; kx < 3; ++kx) acc[(ky - k0) * 3 + kx] = out + (ky * 3 + kx) * C;
+        }
+        kFns[S - 1][k1 - k0 - 1](rws, -p.pad_left, OW, j_lo, j_hi, W, C, dy + r * dys, acc, C, nr, xrs, dys);
+      }
+      r += nr;
+    }
+  });
+  *chunks_out = chunks;
+  return part;
 }
 
 // Input gradient along a row with stride 2 and 3 taps (dilation 1, pad_left 0, in_w ==
