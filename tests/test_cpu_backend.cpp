@@ -590,3 +590,26 @@ TEST_CASE("cpu: depthwise input gradient stride-2 rows vs reference") {
     check_cpu_conv<double>(ConvKernel::dw_bwd_input, p, rng, {2});
   }
 }
+
+// The filter gradient's 3x3 chunked path past its prefetch threshold (x + dy over 8 MB:
+// the first channel vector of each chunk prefetches the next row's lines, a hint that must
+// not change any result), stride 1 and 2, 1 thread vs reference and 2 threads same bits.
+TEST_CASE("cpu: depthwise filter gradient 3x3 chunks past the prefetch size vs reference") {
+  IsaGuard guard;
+  std::mt19937 rng(53);
+  for (int64_t s : {1, 2}) {
+    ConvParams p;
+    p.batch = s == 1 ? 1 : 3;
+    p.in_h = 66;
+    p.in_w = 64;
+    p.in_c = p.filter_in_c = p.out_c = 256;
+    p.depth_multiplier = 1;
+    p.filter_h = p.filter_w = 3;
+    p.stride_h = p.stride_w = s;
+    p.pad_top = p.pad_left = s == 1 ? 1 : 0;
+    p.out_h = s == 1 ? 66 : 33;
+    p.out_w = s == 1 ? 64 : 32;
+    REQUIRE((p.x_elements() + p.y_elements()) * 4 > (int64_t(8) << 20));
+    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng, {2});
+  }
+}
