@@ -227,16 +227,17 @@ bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy,
   // Prefetch (see dwf_chunk3) when x and dy are well past the L2s (a fixed size, not the
   // machine's: on cache-resident data the prefetches only cost).
   const bool big = (p.x_elements() + rows * p.out_w * C) * int64_t(sizeof(T)) > (int64_t(8) << 20);
-  // Two channel vectors per item where they pair up and 32 registers hold 18 sums.
-  const int NV = kDwP >= 8 && cvn % 2 == 0 ? 2 : 1;
-  const int64_t groups = cvn / NV, items = chunks * groups;
+  // Two channel vectors per item where 32 registers hold their 18 sums (the last one alone
+  // if the count is odd): each pass over the chunk's rows reads two adjacent lines per pixel.
+  const int64_t NV = kDwP >= 8 ? 2 : 1;
+  const int64_t groups = (cvn + NV - 1) / NV, items = chunks * groups;
   par(exec, items, (items + exec.threads - 1) / exec.threads, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t k = i / groups, c = (i % groups) * NV * L;
       const int64_t r0 = k * grain, r1 = imin(rows, r0 + grain);
       T* out = part + k * nw + c;
       const bool pf = big && c == 0;
-      if (NV == 2) {
+      if (NV == 2 && c + 2 * L <= C) {
         if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
         else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
       } else {
