@@ -85,7 +85,10 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
   const int64_t rows = p.batch * p.in_h;
   if (rows == 0 || p.in_w == 0 || C == 0) return;
-  par(exec, rows, balance_grain(exec, rows), [&](int64_t r0, int64_t r1) {
+  // One contiguous run of rows per thread (no reduction: the cut may depend on threads):
+  // each thread writes the same part of dx and reads the same dy rows on every call, so at
+  // batch 1 they stay in its own L2 instead of moving between cores' caches.
+  par(exec, rows, (rows + exec.threads - 1) / exec.threads, [&](int64_t r0, int64_t r1) {
     const T** src = static_cast<const T**>(workspace(1, sizeof(T*) * 2 * (taps + 1)));
     const T** wt = src + taps + 1;
     int64_t* off = static_cast<int64_t*>(workspace(2, sizeof(int64_t) * (taps + 1)));
