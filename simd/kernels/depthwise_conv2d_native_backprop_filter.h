@@ -126,8 +126,9 @@ GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* d
     const T* dyr = dy + r * OW * C + c;
     const T* xr = x + ((n * p.in_h + iy0) * W) * C + c;  // row iy0 (maybe outside x: not read then)
     if (pf && r + 1 < r1) {
-      // Rows iy0 + 3 .. iy0 + 2 + stride_h: contiguous, possibly past this image (a hint).
-      dw_prefetch<Arch>(x + ((n * p.in_h + iy0 + 3) * W) * C, p.stride_h * W * C * int64_t(sizeof(T)));
+      // x rows iy0 + 3 .. iy0 + 2 + stride_h of this image (contiguous), and dy row r + 1.
+      const int64_t ya = imax(0, iy0 + 3), yb = imin(p.in_h, iy0 + 3 + p.stride_h);
+      if (yb > ya) dw_prefetch<Arch>(x + ((n * p.in_h + ya) * W) * C, (yb - ya) * W * C * int64_t(sizeof(T)));
       dw_prefetch<Arch>(dy + (r + 1) * OW * C, OW * C * int64_t(sizeof(T)));
     }
     // Pixel j, ky in [k0, k1), every kx inside x.
@@ -240,6 +241,14 @@ bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy,
       const int64_t r0 = k * grain, r1 = imin(rows, r0 + grain);
       T* out = part + k * nw + c;
       const bool pf = big && c == 0;
+      if (big && c + NV * L >= C && r1 < rows) {
+        // The chunk's last item: the next chunk's first row (its x rows and dy row), which
+        // its own first item does not prefetch.
+        const int64_t n1 = r1 / p.out_h, y0 = (r1 % p.out_h) * p.stride_h - p.pad_top;
+        const int64_t ya = imax(0, y0), yb = imin(p.in_h, y0 + 3);
+        if (yb > ya) dw_prefetch<Arch>(x + (n1 * p.in_h + ya) * p.in_w * C, (yb - ya) * p.in_w * C * int64_t(sizeof(T)));
+        dw_prefetch<Arch>(dy + r1 * p.out_w * C, p.out_w * C * int64_t(sizeof(T)));
+      }
       if (NV == 2 && c + 2 * L <= C) {
         if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
         else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
