@@ -559,3 +559,57 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks vs reference") {
     }
   }
 }
+
+// The input gradient's native stride-2 3-tap row kernel (dwx2_row: pad_left 0, in_w ==
+// 2*out_w; 1, 2 or 3 filter rows per dx row, channel tails, rows that no filter row reaches
+// when stride_h > 3), float and double, 1 thread vs reference and 2/3 threads same bits.
+TEST_CASE("cpu: depthwise input gradient stride-2 rows vs reference") {
+  IsaGuard guard;
+  std::mt19937 rng(47);
+  struct Geo {
+    int64_t n, h, w, c, sh, fh, pt;
+  };
+  const Geo geos[] = {{2, 6, 16, 32, 2, 3, 0}, {1, 7, 10, 19, 2, 3, 1}, {2, 5, 12, 48, 1, 3, 1},
+                      {1, 9, 8, 5, 4, 3, 0},   {1, 4, 22, 144, 2, 3, 0}, {2, 6, 2, 16, 2, 2, 1}};
+  for (const Geo& g : geos) {
+    ConvParams p;
+    p.batch = g.n;
+    p.in_h = g.h;
+    p.in_w = g.w;
+    p.in_c = p.filter_in_c = p.out_c = g.c;
+    p.depth_multiplier = 1;
+    p.filter_h = g.fh;
+    p.filter_w = 3;
+    p.stride_h = g.sh;
+    p.stride_w = 2;
+    p.pad_top = g.pt;
+    p.pad_left = 0;
+    p.out_h = (p.in_h + 2 * g.pt - g.fh) / g.sh + 1;
+    p.out_w = p.in_w / 2;  // in_w == 2*out_w: pad_right 1
+    check_cpu_conv<float>(ConvKernel::dw_bwd_input, p, rng, {2, 3});
+    check_cpu_conv<double>(ConvKernel::dw_bwd_input, p, rng, {2});
+  }
+}
+
+// The filter gradient's 3x3 chunked path past its prefetch threshold (x + dy over 8 MB:
+// the first channel vector of each chunk prefetches the next row's lines, a hint that must
+// not change any result), stride 1 and 2, 1 thread vs reference and 2 threads same bits.
+TEST_CASE("cpu: depthwise filter gradient 3x3 chunks past the prefetch size vs reference") {
+  IsaGuard guard;
+  std::mt19937 rng(53);
+  for (int64_t s : {1, 2}) {
+    ConvParams p;
+    p.batch = s == 1 ? 1 : 3;
+    p.in_h = 66;
+    p.in_w = 64;
+    p.in_c = p.filter_in_c = p.out_c = 256;
+    p.depth_multiplier = 1;
+    p.filter_h = p.filter_w = 3;
+    p.stride_h = p.stride_w = s;
+    p.pad_top = p.pad_left = s == 1 ? 1 : 0;
+    p.out_h = s == 1 ? 66 : 33;
+    p.out_w = s == 1 ? 64 : 32;
+    REQUIRE((p.x_elements() + p.y_elements()) * 4 > (int64_t(8) << 20));
+    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng, {2});
+  }
+}

@@ -75,45 +75,77 @@ void dwf_combine(const Exec& exec, const T* part, int64_t chunks, int64_t nw, T*
   }
 }
 
-// 3x3 taps, dilation 1, M == 1, column step S (1 or 2), one vector of channels c over the
-// output rows [r0, r1) of one reduction chunk: out[t*C] = sum over the rows, r ascending, of
-// each row's sum (t = ky*3 + kx). Channel-vector-major, rows inside: the 9 sums stay in
-// registers for the whole chunk, and the three x rows of one channel vector (3 * in_w * 64
-// bytes with AVX-512) stay in L1 while consecutive output rows reuse them. Inside a row,
-// as in dwf_block: P dy vectors in registers, each x vector loaded once per block and fed
-// to every (pixel, kx) pair that reads it; with P = 8 the odd pixels of a block sum into a1
-// (two dependency chains per tap), and the row's pixels outside [j_lo, j_hi) (some kx
-// outside x) and rows with some ky outside x go one pixel at a time, testing each tap.
-// out points at the chunk's partial + c; every (t, c) of a chunk is written by one call.
-template <class T, class Arch, int S>
+// Software prefetch of the 64-byte lines of [p, p + bytes) (a hint: no effect on results).
+template <class Arch>
+inline void dw_prefetch(const void* p, int64_t bytes) {
+#if defined(__GNUC__) && !defined(__wasm__)
+  const char* c = static_cast<const char*>(p);
+  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, 0, 3);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+// 3x3 taps, dilation 1, M == 1, column step S (1 or 2), NV (1 or 2) adjacent vectors of
+// channels from c over the output rows [r0, r1) of one reduction chunk: out[t*C + v*L] =
+// sum over the rows, r ascending, of each row's sum (t = ky*3 + kx). Channel-vector-major,
+// rows inside: the 9*NV sums stay in registers for the whole chunk, and the three x rows
+// of these channels (3 * in_w * NV * 64 bytes with AVX-512) stay in L1 while consecutive
+// output rows reuse them. NV = 2 reads two adjacent lines per pixel in one pass (the whole
+// pixel when C = 2L) and halves the passes over the chunk's rows. Inside a row, as in
+// dwf_block: P = kDwP / NV dy vectors per channel vector in registers, each x vector
+// loaded once per block and fed to every (pixel, kx) pair that reads it; with P = 8 the
+// odd pixels of a block sum into a1 (two dependency chains per tap), and the row's pixels
+// outside [j_lo, j_hi) (some kx outside x) and rows with some ky outside x go one pixel at
+// a time, testing each tap. out points at the chunk's partial + c; every (t, c) of a
+// chunk is written by one call.
+// pf (the chunk's first item, when x is far bigger than the caches): while on row r,
+// prefetch every channel of the data row r + 1 adds (its new x rows and its dy row), so
+// that the chunk's other items find them in L2: an item alone reads NV lines per pixel
+// (the pixel stride, C*4 bytes, spans several lines), a pattern the hardware prefetchers
+// follow poorly from DRAM (measured: 0.6 -> 0.4-0.5 ms for 8x56x56x144 s2, 1 thread).
+template <class T, class Arch, int S, int NV>
 GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* dy, int64_t r0, int64_t r1,
-                                     int64_t c, int64_t j_lo, int64_t j_hi, T* out) {
+                                     int64_t c, int64_t j_lo, int64_t j_hi, T* out, bool pf) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
-  constexpr int P = kDwP;
+  constexpr int64_t L = V::width;
+  constexpr int P = kDwP / NV;
   constexpr bool kSplit = P >= 8;
   constexpr int Q = (P - 1) * S + 3;  // x pixels a block of P reads per row
   const int64_t C = p.in_c, W = p.in_w, OW = p.out_w, pl = p.pad_left;
-  B a0[9], a1[9];
+  B a0[NV][9], a1[NV][9];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v)
 #pragma GCC unroll 9
-  for (int t = 0; t < 9; ++t) a0[t] = a1[t] = V::zero();
+    for (int t = 0; t < 9; ++t) a0[v][t] = a1[v][t] = V::zero();
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / p.out_h, oy = r % p.out_h;
     const int64_t iy0 = oy * p.stride_h - p.pad_top;
     const T* dyr = dy + r * OW * C + c;
     const T* xr = x + ((n * p.in_h + iy0) * W) * C + c;  // row iy0 (maybe outside x: not read then)
+    if (pf && r + 1 < r1) {
+      // x rows iy0 + 3 .. iy0 + 2 + stride_h of this image (contiguous), and dy row r + 1.
+      const int64_t ya = imax(0, iy0 + 3), yb = imin(p.in_h, iy0 + 3 + p.stride_h);
+      if (yb > ya) dw_prefetch<Arch>(x + ((n * p.in_h + ya) * W) * C, (yb - ya) * W * C * int64_t(sizeof(T)));
+      dw_prefetch<Arch>(dy + (r + 1) * OW * C, OW * C * int64_t(sizeof(T)));
+    }
     // Pixel j, ky in [k0, k1), every kx inside x.
     auto pixel = [&](int64_t j, int k0, int k1) {
-      const B d0 = V::load(dyr + j * C);
-      // Fully unrolled (constant indices keep a0 in registers).
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) {
+        const B d0 = V::load(dyr + j * C + v * L);
+        // Fully unrolled (constant indices keep a0 in registers).
 #pragma GCC unroll 3
-      for (int ky = 0; ky < 3; ++ky)
+        for (int ky = 0; ky < 3; ++ky)
 #pragma GCC unroll 3
-        for (int kx = 0; kx < 3; ++kx) {
-          const int64_t ix = j * S - pl + kx;
-          if (ky >= k0 && ky < k1 && ix >= 0 && ix < W)
-            a0[ky * 3 + kx] = V::fma(d0, V::load(xr + (ky * W + ix) * C), a0[ky * 3 + kx]);
-        }
+          for (int kx = 0; kx < 3; ++kx) {
+            const int64_t ix = j * S - pl + kx;
+            if (ky >= k0 && ky < k1 && ix >= 0 && ix < W)
+              a0[v][ky * 3 + kx] = V::fma(d0, V::load(xr + (ky * W + ix) * C + v * L), a0[v][ky * 3 + kx]);
+          }
+      }
     };
     if (iy0 < 0 || iy0 + 3 > p.in_h) {
       const int k0 = static_cast<int>(imax(0, -iy0)), k1 = static_cast<int>(imin(3, p.in_h - iy0));
@@ -123,14 +155,17 @@ GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* d
     for (int64_t j = 0; j < j_lo; ++j) pixel(j, 0, 3);
     int64_t j = j_lo;
     for (; j + P <= j_hi; j += P) {
-      B d[P];
+      B d[NV][P];
       const T* dq = dyr + j * C;
 #pragma GCC unroll 8
       for (int q = 0; q < P; ++q) {
-        d[q] = V::load(dq);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          d[v][q] = V::load(dq + v * L);
+          dw_pin(d[v][q]);
+        }
         dq += C;
         dw_pin_ptr(dq);
-        dw_pin(d[q]);
       }
 #pragma GCC unroll 3
       for (int ky = 0; ky < 3; ++ky) {
@@ -138,33 +173,40 @@ GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* d
         // x pixel q = pp*S + kx: tap kx of pixel pp. For a fixed tap, pp ascends with q.
 #pragma GCC unroll 32
         for (int q = 0; q < Q; ++q) {
-          B xv = V::load(s);
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; ++v) {
+            B xv = V::load(s + v * L);
+            dw_pin(xv);
+#pragma GCC unroll 3
+            for (int kx = 0; kx < 3; ++kx)
+              if (q >= kx && (q - kx) % S == 0 && (q - kx) / S < P) {
+                const int pp = (q - kx) / S;
+                if (kSplit && (pp & 1)) a1[v][ky * 3 + kx] = V::fma(d[v][pp], xv, a1[v][ky * 3 + kx]);
+                else a0[v][ky * 3 + kx] = V::fma(d[v][pp], xv, a0[v][ky * 3 + kx]);
+              }
+          }
           s += C;
           dw_pin_ptr(s);
-          dw_pin(xv);
-#pragma GCC unroll 3
-          for (int kx = 0; kx < 3; ++kx)
-            if (q >= kx && (q - kx) % S == 0 && (q - kx) / S < P) {
-              const int pp = (q - kx) / S;
-              if (kSplit && (pp & 1)) a1[ky * 3 + kx] = V::fma(d[pp], xv, a1[ky * 3 + kx]);
-              else a0[ky * 3 + kx] = V::fma(d[pp], xv, a0[ky * 3 + kx]);
-            }
         }
       }
     }
     for (; j < OW; ++j) pixel(j, 0, 3);
   }
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v)
 #pragma GCC unroll 9
-  for (int t = 0; t < 9; ++t) V::store(out + t * C, kSplit ? a0[t] + a1[t] : a0[t]);
+    for (int t = 0; t < 9; ++t) V::store(out + t * C + v * L, kSplit ? a0[v][t] + a1[v][t] : a0[v][t]);
 }
 
 // The dwf_chunk3 path (3x3, dilation 1, M == 1, stride_w 1 or 2, whole vectors of channels;
-// native only: WASM keeps dwf_interior, see dwf_row). Work items are (row chunk, channel
-// vector), chunk-major; rows are chunked so that a chunk's x rows (about 256 KB) stay in
-// L2 while its channel vectors run, into at least enough chunks to give 16 items, at most
-// 64. The chunking depends on the shape only, each item writes its own part of its
-// chunk's partial, and the partials are combined in chunk order: the same bits for any
-// thread count, and at 2 threads the items split by channels as much as by rows.
+// native only: WASM keeps dwf_interior, see dwf_row). Work items are (row chunk, group of
+// NV channel vectors), chunk-major; rows are chunked so that a chunk's x rows (about 256 KB)
+// stay in L2 while its groups run, into at least enough chunks to give 16 (channel
+// vector) items, at most 64. The chunking depends on the shape only, each item writes its
+// own part of its chunk's partial, and the partials are combined in chunk order: the same
+// bits for any thread count. The threads take contiguous runs of items (one run each, in
+// one parallel pass): each keeps to its own rows, so at batch 1 its part of x stays in its
+// own L2 from one call to the next, and no x line is fetched by both cores.
 // Returns false (nothing done) if the shape is not one of these.
 template <class T, class Arch>
 bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy, T* dw) {
@@ -196,13 +238,34 @@ bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy,
   const int64_t j_lo = imin(p.out_w, (p.pad_left + S - 1) / S);
   const int64_t j_hi = imax(j_lo, imin(p.out_w, floordiv(p.in_w - 3 + p.pad_left, S) + 1));
   T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * nw + 1)));
-  par(exec, chunks * cvn, 1, [&](int64_t i0, int64_t i1) {
+  // Prefetch (see dwf_chunk3) when x and dy are well past the L2s (a fixed size, not the
+  // machine's: on cache-resident data the prefetches only cost).
+  const bool big = (p.x_elements() + rows * p.out_w * C) * int64_t(sizeof(T)) > (int64_t(8) << 20);
+  // Two channel vectors per item where 32 registers hold their 18 sums (the last one alone
+  // if the count is odd): each pass over the chunk's rows reads two adjacent lines per pixel.
+  const int64_t NV = kDwP >= 8 ? 2 : 1;
+  const int64_t groups = (cvn + NV - 1) / NV, items = chunks * groups;
+  par(exec, items, (items + exec.threads - 1) / exec.threads, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
-      const int64_t k = i / cvn, c = (i % cvn) * L;
+      const int64_t k = i / groups, c = (i % groups) * NV * L;
       const int64_t r0 = k * grain, r1 = imin(rows, r0 + grain);
       T* out = part + k * nw + c;
-      if (S == 1) dwf_chunk3<T, Arch, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, out);
-      else dwf_chunk3<T, Arch, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out);
+      const bool pf = big && c == 0;
+      if (big && c + NV * L >= C && r1 < rows) {
+        // The chunk's last item: the next chunk's first row (its x rows and dy row), which
+        // its own first item does not prefetch.
+        const int64_t n1 = r1 / p.out_h, y0 = (r1 % p.out_h) * p.stride_h - p.pad_top;
+        const int64_t ya = imax(0, y0), yb = imin(p.in_h, y0 + 3);
+        if (yb > ya) dw_prefetch<Arch>(x + (n1 * p.in_h + ya) * p.in_w * C, (yb - ya) * p.in_w * C * int64_t(sizeof(T)));
+        dw_prefetch<Arch>(dy + r1 * p.out_w * C, p.out_w * C * int64_t(sizeof(T)));
+      }
+      if (NV == 2 && c + 2 * L <= C) {
+        if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
+        else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
+      } else {
+        if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
+        else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
+      }
     }
   });
   dwf_combine<T, Arch>(exec, part, chunks, nw, dw);

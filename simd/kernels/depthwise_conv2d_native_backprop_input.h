@@ -12,13 +12,83 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Native input gradient along a row with stride 2 and 3 taps (dilation 1, pad_left 0,
+// in_w == 2*out_w: TF's SAME on an even width), both column phases at once, as dwx2_wasm:
+// dy pixel j of each filter row r feeds dx pixels 2j, 2j+1, 2j+2 through kx = 0, 1, 2:
+//   dx[2j]   = sum_r dy_r[j-1]*w_r[2] (j >= 1, r ascending) + sum_r dy_r[j]*w_r[0] (r ascending),
+//   dx[2j+1] = sum_r dy_r[j]*w_r[1].
+// Pixels outer in blocks of 8, channel vectors inner: dx is written in address order
+// (whole lines, a window moving forward) instead of one line per pixel per channel
+// vector, and each dy vector is loaded once (the phase-class form loads it twice).
+// dyr[r]: dy row of filter row r; wr[r]: w + ky*3*C. Channels past the last whole vector
+// go one at a time, same order.
+template <class T, class Arch, int R>
+GRADRT_SIMD_NOINLINE void dwx2_row(const T* const* dyr, const T* const* wr, int64_t ow, int64_t C, T* dx) {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  constexpr int64_t L = V::width;
+  constexpr int64_t P = 8;
+  const int64_t cv = C / L * L;
+  for (int64_t j0 = 0; j0 < ow; j0 += P) {
+    const int64_t n = imin(P, ow - j0);
+    for (int64_t c = 0; c < cv; c += L) {
+      B w0[R], w1[R], w2[R], xp[R];
+#pragma GCC unroll 3
+      for (int r = 0; r < R; ++r) {
+        w0[r] = V::load(wr[r] + c);
+        w1[r] = V::load(wr[r] + C + c);
+        w2[r] = V::load(wr[r] + 2 * C + c);
+        xp[r] = j0 > 0 ? V::load(dyr[r] + (j0 - 1) * C + c) : V::zero();
+      }
+      T* out = dx + 2 * j0 * C + c;
+      for (int64_t q = 0; q < n; ++q) {
+        B x[R];
+#pragma GCC unroll 3
+        for (int r = 0; r < R; ++r) x[r] = V::load(dyr[r] + (j0 + q) * C + c);
+        B e, o = V::zero();
+        if (j0 + q > 0) {
+          e = V::zero();
+#pragma GCC unroll 3
+          for (int r = 0; r < R; ++r) e = V::fma(xp[r], w2[r], e);
+#pragma GCC unroll 3
+          for (int r = 0; r < R; ++r) e = V::fma(x[r], w0[r], e);
+        } else {
+          e = V::zero();
+#pragma GCC unroll 3
+          for (int r = 0; r < R; ++r) e = V::fma(x[r], w0[r], e);
+        }
+#pragma GCC unroll 3
+        for (int r = 0; r < R; ++r) o = V::fma(x[r], w1[r], o);
+        V::store(out, e);
+        V::store(out + C, o);
+        out += 2 * C;
+#pragma GCC unroll 3
+        for (int r = 0; r < R; ++r) xp[r] = x[r];
+      }
+    }
+  }
+  for (int64_t j = 0; j < ow && cv < C; ++j)
+    for (int64_t c = cv; c < C; ++c) {
+      T e = T(0), o = T(0);
+      if (j > 0)
+        for (int r = 0; r < R; ++r) e += dyr[r][(j - 1) * C + c] * wr[r][2 * C + c];
+      for (int r = 0; r < R; ++r) e += dyr[r][j * C + c] * wr[r][c];
+      for (int r = 0; r < R; ++r) o += dyr[r][j * C + c] * wr[r][C + c];
+      dx[2 * j * C + c] = e;
+      dx[(2 * j + 1) * C + c] = o;
+    }
+}
+
 template <class T, class Arch>
 void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& p, const T* w,
                                             const T* dy, T* dx) {
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
   const int64_t rows = p.batch * p.in_h;
   if (rows == 0 || p.in_w == 0 || C == 0) return;
-  par(exec, rows, balance_grain(exec, rows), [&](int64_t r0, int64_t r1) {
+  // One contiguous run of rows per thread (no reduction: the cut may depend on threads):
+  // each thread writes the same part of dx and reads the same dy rows on every call, so at
+  // batch 1 they stay in its own L2 instead of moving between cores' caches.
+  par(exec, rows, (rows + exec.threads - 1) / exec.threads, [&](int64_t r0, int64_t r1) {
     const T** src = static_cast<const T**>(workspace(1, sizeof(T*) * 2 * (taps + 1)));
     const T** wt = src + taps + 1;
     int64_t* off = static_cast<int64_t*>(workspace(2, sizeof(int64_t) * (taps + 1)));
@@ -68,6 +138,36 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
               }
             continue;
           }
+        }
+      }
+#else
+      // Native, stride 2 x 3 taps along x (pad_left 0, in_w == 2*out_w): dwx2_row.
+      if (M == 1 && p.stride_w == 2 && p.filter_w == 3 && p.dilation_w == 1 && p.pad_left == 0 &&
+          p.in_w == 2 * p.out_w) {
+        const T* rows[3];
+        const T* wr[3];
+        int R = 0;
+        for (int64_t ky = 0; ky < p.filter_h; ++ky) {
+          const int64_t ny = iy + p.pad_top - ky * p.dilation_h;
+          if (floormod(ny, p.stride_h) != 0) continue;
+          const int64_t oy = floordiv(ny, p.stride_h);
+          if (oy < 0 || oy >= p.out_h) continue;
+          if (R < 3) {
+            rows[R] = dy + (n * p.out_h + oy) * p.out_w * C;
+            wr[R] = w + ky * p.filter_w * C;
+          }
+          ++R;
+        }
+        T* out = dx + r * p.in_w * C;
+        if (R == 0) {
+          for (int64_t e = 0; e < p.in_w * C; ++e) out[e] = T(0);
+          continue;
+        }
+        if (R <= 3) {
+          if (R == 1) dwx2_row<T, Arch, 1>(rows, wr, p.out_w, C, out);
+          else if (R == 2) dwx2_row<T, Arch, 2>(rows, wr, p.out_w, C, out);
+          else dwx2_row<T, Arch, 3>(rows, wr, p.out_w, C, out);
+          continue;
         }
       }
 #endif

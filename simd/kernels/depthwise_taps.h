@@ -151,14 +151,16 @@ struct GroupedRow {
 // Gather over a whole row, source step 1, one vector of channels at a time (c < cv):
 //   dst[j*ds + c] = sum_{r, k} row[r][(j + o[r] + k)*C + c] * w[r*K + k][c]   (taps inside),
 // summed r ascending, then k ascending, from zero, for every pixel (block, remainder, edge).
+// Channels from c0 (dwg_pair did those before it).
 template <class T, class Arch, int R, int K>
-GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, int64_t cv, T* dst, int64_t ds) {
+GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, int64_t c0, int64_t cv, T* dst,
+                                    int64_t ds) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
   constexpr int P = kDwP;
   const int64_t C = gr.C, nj = gr.nj, j_lo = gr.j_lo, j_hi = gr.j_hi;
-  for (int64_t c = 0; c < cv; c += L) {
+  for (int64_t c = c0; c < cv; c += L) {
     B wv[R * K];
 #pragma GCC unroll 9
     for (int t = 0; t < R * K; ++t) wv[t] = V::load(w[t] + c);
@@ -220,6 +222,81 @@ GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, 
       V::store(dst + j * ds + c, a);
     }
     for (j = imax(j_hi, j_lo); j < nj; ++j) edge(j);
+  }
+}
+
+// dwg_block for two adjacent channel vectors at once (native, 32 registers: 2*R*K <= 18
+// weights + 2 x 4 sums), channels [0, cv2), cv2 a multiple of 2L: each pass along the row
+// reads and writes two adjacent lines per pixel (the whole pixel when C = 2L) instead of
+// one. Same sums in the same order as dwg_block (r ascending, then k, from zero).
+template <class T, class Arch, int R, int K>
+GRADRT_SIMD_NOINLINE void dwg_pair(const GroupedRow<T>& gr, const T* const* w, int64_t cv2, T* dst, int64_t ds) {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  constexpr int64_t L = V::width;
+  constexpr int P = 4;
+  const int64_t C = gr.C, nj = gr.nj, j_lo = gr.j_lo, j_hi = gr.j_hi;
+  for (int64_t c = 0; c < cv2; c += 2 * L) {
+    B wv[R * K], wu[R * K];
+#pragma GCC unroll 9
+    for (int t = 0; t < R * K; ++t) {
+      wv[t] = V::load(w[t] + c);
+      wu[t] = V::load(w[t] + c + L);
+    }
+    auto one = [&](int64_t j, bool test) {
+      B a = V::zero(), b = V::zero();
+#pragma GCC unroll 3
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+        for (int k = 0; k < K; ++k) {
+          const int64_t q = j + gr.o[r] + k;
+          if (!test || (q >= 0 && q < gr.src_w)) {
+            const T* s = gr.row[r] + q * C + c;
+            a = V::fma(V::load(s), wv[r * K + k], a);
+            b = V::fma(V::load(s + L), wu[r * K + k], b);
+          }
+        }
+      V::store(dst + j * ds + c, a);
+      V::store(dst + j * ds + c + L, b);
+    };
+    for (int64_t j = 0; j < j_lo; ++j) one(j, true);
+    const T* sr[R];
+    for (int r = 0; r < R; ++r) sr[r] = gr.row[r] + (j_lo + gr.o[r]) * C + c;
+    T* out = dst + j_lo * ds + c;
+    int64_t j = j_lo;
+    for (; j + P <= j_hi; j += P) {
+      B a[P], b[P];
+#pragma GCC unroll 4
+      for (int p = 0; p < P; ++p) a[p] = b[p] = V::zero();
+#pragma GCC unroll 3
+      for (int r = 0; r < R; ++r) {
+        const T* s = sr[r];
+        sr[r] += P * C;
+#pragma GCC unroll 8
+        for (int q = 0; q < P + K - 1; ++q) {
+          B x = V::load(s), y = V::load(s + L);
+          s += C;
+          dw_pin_ptr(s);
+          dw_pin(x);
+          dw_pin(y);
+#pragma GCC unroll 3
+          for (int k = 0; k < K; ++k)
+            if (q - k >= 0 && q - k < P) {
+              a[q - k] = V::fma(x, wv[r * K + k], a[q - k]);
+              b[q - k] = V::fma(y, wu[r * K + k], b[q - k]);
+            }
+        }
+      }
+#pragma GCC unroll 4
+      for (int p = 0; p < P; ++p) {
+        V::store(out, a[p]);
+        V::store(out + L, b[p]);
+        out += ds;
+        dw_pin_ptr(out);
+      }
+    }
+    for (; j < j_hi; ++j) one(j, false);
+    for (j = imax(j_hi, j_lo); j < nj; ++j) one(j, true);
   }
 }
 
@@ -355,13 +432,17 @@ inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
     }
   }
 #endif
+  // Native with 32 registers: channel vectors in pairs (dwg_pair), then the odd one.
+  constexpr int64_t L = Vec<T, Arch>::width;
+  const int64_t cv2 = !kDwWasm && kDwP >= 8 ? cv / (2 * L) * (2 * L) : 0;
+  const int64_t c0 = cv2;
   switch (g.R * 4 + g.K) {
-    case 1 * 4 + 2: dwg_block<T, Arch, 1, 2>(gr, w, cv, dst, ds); break;
-    case 2 * 4 + 2: dwg_block<T, Arch, 2, 2>(gr, w, cv, dst, ds); break;
-    case 3 * 4 + 2: dwg_block<T, Arch, 3, 2>(gr, w, cv, dst, ds); break;
-    case 1 * 4 + 3: dwg_block<T, Arch, 1, 3>(gr, w, cv, dst, ds); break;
-    case 2 * 4 + 3: dwg_block<T, Arch, 2, 3>(gr, w, cv, dst, ds); break;
-    case 3 * 4 + 3: dwg_block<T, Arch, 3, 3>(gr, w, cv, dst, ds); break;
+    case 1 * 4 + 2: if (cv2) dwg_pair<T, Arch, 1, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 2>(gr, w, c0, cv, dst, ds); break;
+    case 2 * 4 + 2: if (cv2) dwg_pair<T, Arch, 2, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 2>(gr, w, c0, cv, dst, ds); break;
+    case 3 * 4 + 2: if (cv2) dwg_pair<T, Arch, 3, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 2>(gr, w, c0, cv, dst, ds); break;
+    case 1 * 4 + 3: if (cv2) dwg_pair<T, Arch, 1, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 3>(gr, w, c0, cv, dst, ds); break;
+    case 2 * 4 + 3: if (cv2) dwg_pair<T, Arch, 2, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 3>(gr, w, c0, cv, dst, ds); break;
+    case 3 * 4 + 3: if (cv2) dwg_pair<T, Arch, 3, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 3>(gr, w, c0, cv, dst, ds); break;
     default: return 0;
   }
   return cv;
