@@ -100,12 +100,15 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
     for (int64_t k0 = 0; k0 < npix; k0 += KC) {
       const int64_t kc = imin(KC, npix - k0);
       // Per pixel of the chunk, once (three arrays of KC, so the per-tap loop below vectorizes):
-      // image row base n*in_h and the tap-0 input position
-      // (stepped pixel by pixel; one division per chunk).
+      // the x offset under tap (0, 0) (possibly outside x: only an offset) and the tap-0 input
+      // position (stepped pixel by pixel; one division per chunk). Under tap (ky, kx) the offset
+      // is that plus a per-tap constant, valid where the position is inside x: an add and two
+      // unsigned compares per pixel (the per-tap loop had two multiplies and four compares per
+      // pixel and took ~3% of 3x3 filter gradients).
       {
         int64_t ox = k0 % out_w, oy = (k0 / out_w) % out_h, n = k0 / (out_w * out_h);
         for (int64_t k = 0; k < kc; ++k) {
-          pix[k] = n * in_h;
+          pix[k] = ((n * in_h + oy * sh - pt) * in_w + ox * sw - pl) * in_c;
           pix[KC + k] = oy * sh - pt;
           pix[2 * KC + k] = ox * sw - pl;
           if (++ox == out_w) {
@@ -128,14 +131,18 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
         const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
         if (offs_for != g * taps + t) {  // x offsets of the chunk's pixels under tap t
           const int64_t ky = t / fw, kx = t % fw;
-          const int64_t goff = g * fic;
+          const int64_t dyy = ky * dh, dxx = kx * dwl, dt = (dyy * in_w + dxx) * in_c + g * fic;
+          const uint64_t uh = static_cast<uint64_t>(in_h), uw = static_cast<uint64_t>(in_w);
+          const int64_t* __restrict o00 = pix;
+          const int64_t* __restrict iy0 = pix + KC;
+          const int64_t* __restrict ix0 = pix + 2 * KC;
+          int64_t* __restrict offr = off;
+          const T** __restrict pt_ = ptab;
           for (int64_t k = 0; k < kc; ++k) {
-            const int64_t iy = pix[KC + k] + ky * dh;
-            const int64_t ix = pix[2 * KC + k] + kx * dwl;
-            const bool in = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
-            const int64_t o = ((pix[k] + iy) * in_w + ix) * in_c + goff;
-            off[k] = in ? o : -1;
-            ptab[k] = in ? x + o : zero;
+            const bool in = static_cast<uint64_t>(iy0[k] + dyy) < uh && static_cast<uint64_t>(ix0[k] + dxx) < uw;
+            const int64_t o = o00[k] + dt;
+            offr[k] = in ? o : -1;
+            pt_[k] = in ? x + o : zero;
           }
           offs_for = g * taps + t;
         }
