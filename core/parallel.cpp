@@ -135,6 +135,39 @@ int default_threads() {
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
+namespace {
+
+int64_t initial_min_thread_work_ns() {
+  if (const char* env = std::getenv("GRADRT_MIN_THREAD_WORK_NS")) {
+    const long long v = std::atoll(env);
+    if (v >= 0) return v;
+  }
+#if defined(__EMSCRIPTEN__)
+  return 200000;
+#else
+  return 10000;
+#endif
+}
+
+std::atomic<int64_t>& min_work_ns() {
+  static std::atomic<int64_t> v{initial_min_thread_work_ns()};
+  return v;
+}
+
+}  // namespace
+
+int64_t min_thread_work_ns() { return min_work_ns().load(std::memory_order_relaxed); }
+
+void set_min_thread_work_ns(int64_t ns) { min_work_ns().store(ns < 0 ? 0 : ns, std::memory_order_relaxed); }
+
+int threads_for_work(int threads, double cost_ns) {
+  if (threads <= 1) return 1;
+  const int64_t min_ns = min_thread_work_ns();
+  if (cost_ns < 0 || min_ns <= 0) return threads;
+  const double fit = cost_ns / static_cast<double>(min_ns);  // threads that each get min_ns
+  return fit >= threads ? threads : std::max(1, static_cast<int>(fit));
+}
+
 void parallel_for(const Exec& exec, int64_t n, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
