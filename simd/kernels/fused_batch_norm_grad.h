@@ -12,7 +12,17 @@
 // per call. Tried and not kept: column blocks of one cache line over all rows, to reread dy
 // and x from L2 in the dx pass (a 1 KB row stride maps a column onto 1/16 of the L2 sets:
 // 3x slower); aligned loads permuted into place for misaligned inputs (no gain through
-// run_op); non-temporal dx stores; the dx pass in reverse chunk order (and rows descending).
+// run_op); non-temporal dx stores at this size (kept for dx >= 4 MiB, see kBnStreamBytes);
+// the dx pass in reverse chunk order (and rows descending).
+// Batch 8 (25.7 MB per tensor, DRAM; 1 thread, Zen 5 guest, shared with builds): a bare read
+// of two tensors runs at ~49 GB/s (1.04 ms), read 2 + write 1 at 1.78 ms with normal stores and
+// 1.35 ms with non-temporal ones. The sum pass takes ~1.25 ms, the dx pass ~2.6 ms with normal
+// stores, ~1.6 ms non-temporal: both near those ceilings. No gain at batch 8 from software
+// prefetch in the sum pass (2-32 rows ahead), from the dx pass in reverse order (so the tail
+// of the sum pass is still in L3: slower, worst with NT stores), or from channel blocks of 64
+// or 128 channels swept over all rows (sum pass then dx pass per block, the block's dy and x
+// kept in L3 between them: 5-6 ms, the strided 256-byte pieces of each row cost more than the
+// L3 hits save).
 // Also tried (commit 447ca3b, reverted): channel blocks of 1, 2 or 4 lines per row over all
 // rows, dy and x - mean packed into a contiguous per-thread scratch while summing, dx from the
 // scratch (dy, x read once). Slower at every block width: at batch 1 (aligned, called
