@@ -29,9 +29,12 @@ bool spin_until(Pred pred) {
 // A fixed pool that grows to the largest thread count asked for. One job at a time:
 // a second concurrent caller finds `busy_` taken and runs its loop inline instead.
 // `state_` packs a job counter with the number of helpers the job wants, so a worker
-// reads both in one load. Job fields are written before `state_` changes (release) and
-// read only by wanted helpers after they see it (acquire); the caller returns only when
-// every wanted helper has checked out, so no helper reads the fields of a later job.
+// reads both in one load. A wanted helper then joins through `gate_` (the job counter's low
+// bits, an open bit and a count of joined helpers, one CAS) and only then reads the job
+// fields, written before the gate opened (release/acquire). When the caller has no chunks
+// left it closes the gate and waits only for the helpers that joined: a helper that was
+// descheduled (a busy machine: its core given to another process) is not waited for, so
+// the job costs at most the caller's own time, and no helper reads a finished job's fields.
 class Pool {
  public:
   static constexpr int64_t kMaxHelpers = 255;
@@ -51,17 +54,21 @@ class Pool {
     grain_ = grain;
     chunks_ = chunks;
     next_.store(0);
-    active_.store(helpers);
+    finished_.store(0);
     {
       std::lock_guard<std::mutex> lock(m_);
       const uint64_t counter = (state_.load() >> 8) + 1;
+      gate_.store(gate_job(counter) | kOpen, std::memory_order_release);
       state_.store(counter << 8 | static_cast<uint64_t>(helpers), std::memory_order_release);
     }
     cv_.notify_all();
     work();
-    if (!spin_until([&] { return active_.load(std::memory_order_acquire) == 0; })) {
+    // Close the gate: helpers that have not joined by now skip this job.
+    const uint64_t joined = gate_.exchange(0, std::memory_order_acq_rel) & kCount;
+    auto done = [&] { return finished_.load(std::memory_order_acquire) == joined; };
+    if (!spin_until(done)) {
       std::unique_lock<std::mutex> lock(m_);
-      done_cv_.wait(lock, [&] { return active_.load(std::memory_order_acquire) == 0; });
+      done_cv_.wait(lock, done);
     }
     job_ = nullptr;
     return true;
@@ -105,13 +112,26 @@ class Pool {
       seen = state_.load(std::memory_order_acquire);
       if (stop_.load()) return;
       if (index >= static_cast<int>(seen & 0xff)) continue;  // not wanted for this job
+      if (!join(seen >> 8)) continue;                        // the caller already finished it
       work();
-      if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> lock(m_);
-        done_cv_.notify_one();
-      }
+      finished_.fetch_add(1, std::memory_order_acq_rel);
+      std::lock_guard<std::mutex> lock(m_);
+      done_cv_.notify_one();
     }
   }
+
+  // Joins job `counter` if its gate is still open (counts this helper in).
+  bool join(uint64_t counter) {
+    const uint64_t want = gate_job(counter) | kOpen;
+    uint64_t g = gate_.load(std::memory_order_acquire);
+    while ((g & ~kCount) == want)
+      if (gate_.compare_exchange_weak(g, g + 1, std::memory_order_acq_rel, std::memory_order_acquire)) return true;
+    return false;
+  }
+
+  // gate_: job counter (low 31 bits) << 32 | open bit (bit 31) | helpers joined (bits 0-30).
+  static constexpr uint64_t kOpen = uint64_t{1} << 31, kCount = kOpen - 1;
+  static uint64_t gate_job(uint64_t counter) { return (counter & 0x7fffffff) << 32; }
 
   std::mutex busy_, m_;
   std::condition_variable cv_, done_cv_;
@@ -119,7 +139,8 @@ class Pool {
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t n_ = 0, grain_ = 1, chunks_ = 0;
   std::atomic<int64_t> next_{0};
-  std::atomic<int> active_{0};
+  std::atomic<uint64_t> gate_{0};
+  std::atomic<uint64_t> finished_{0};  // joined helpers done with the current job
   std::atomic<uint64_t> state_{0};  // job counter << 8 | helpers wanted
   std::atomic<bool> stop_{false};
 };
@@ -133,6 +154,39 @@ int default_threads() {
   }
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+namespace {
+
+int64_t initial_min_thread_work_ns() {
+  if (const char* env = std::getenv("GRADRT_MIN_THREAD_WORK_NS")) {
+    const long long v = std::atoll(env);
+    if (v >= 0) return v;
+  }
+#if defined(__EMSCRIPTEN__)
+  return 200000;
+#else
+  return 10000;
+#endif
+}
+
+std::atomic<int64_t>& min_work_ns() {
+  static std::atomic<int64_t> v{initial_min_thread_work_ns()};
+  return v;
+}
+
+}  // namespace
+
+int64_t min_thread_work_ns() { return min_work_ns().load(std::memory_order_relaxed); }
+
+void set_min_thread_work_ns(int64_t ns) { min_work_ns().store(ns < 0 ? 0 : ns, std::memory_order_relaxed); }
+
+int threads_for_work(int threads, double cost_ns) {
+  if (threads <= 1) return 1;
+  const int64_t min_ns = min_thread_work_ns();
+  if (cost_ns < 0 || min_ns <= 0) return threads;
+  const double fit = cost_ns / static_cast<double>(min_ns);  // threads that each get min_ns
+  return fit >= threads ? threads : std::max(1, static_cast<int>(fit));
 }
 
 void parallel_for(const Exec& exec, int64_t n, int64_t grain,

@@ -21,4 +21,19 @@ inline int64_t num_chunks(int64_t n, int64_t grain) { return grain <= 0 ? 0 : (n
 // Hardware threads (>= 1); GRADRT_NUM_THREADS overrides it.
 int default_threads();
 
+// Minimum work per thread. Every thread an op uses beyond the first must get at least
+// min_thread_work_ns() of estimated one-thread time, else the op runs on fewer threads:
+// handing a job to a pool thread costs ~3 us natively and ~0.1 ms under Emscripten pthreads,
+// more than a small op gains. Only the number of workers changes, never the chunking, so
+// results are the same bits either way. 0 turns the minimum off (tests that must reach the
+// multi-threaded paths with small shapes). Default 10 us natively, 200 us under Emscripten;
+// GRADRT_MIN_THREAD_WORK_NS overrides the default.
+int64_t min_thread_work_ns();
+void set_min_thread_work_ns(int64_t ns);
+
+// Threads for an op estimated at `cost_ns` of one thread's time: `threads` capped so that
+// each gets at least min_thread_work_ns(), and at least 1. A negative cost (unknown) keeps
+// `threads`.
+int threads_for_work(int threads, double cost_ns);
+
 }  // namespace gradrt

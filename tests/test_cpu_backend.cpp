@@ -613,3 +613,63 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks past the prefetch size vs r
     check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng, {2});
   }
 }
+
+// Minimum work per thread (core/parallel.h threads_for_work, applied by run_kernel): the
+// cap itself, and run_op results that stay the same bits whether a small op runs on the
+// pool (minimum 0) or is kept on one thread (default minimum), at 1, 2 and 3 threads.
+#include "parallel.h"
+#include "tests/util.h"
+
+TEST_CASE("cpu: minimum work per thread keeps results and caps threads") {
+  struct Restore {
+    int64_t ns = gradrt::min_thread_work_ns();
+    ~Restore() { gradrt::set_min_thread_work_ns(ns); }
+  } restore;
+  gradrt::set_min_thread_work_ns(1000);
+  CHECK(gradrt::threads_for_work(1, 1e9) == 1);
+  CHECK(gradrt::threads_for_work(4, 500) == 1);
+  CHECK(gradrt::threads_for_work(4, 2500) == 2);
+  CHECK(gradrt::threads_for_work(4, 4000) == 4);
+  CHECK(gradrt::threads_for_work(4, 1e9) == 4);
+  CHECK(gradrt::threads_for_work(4, -1) == 4);
+  gradrt::set_min_thread_work_ns(0);
+  CHECK(gradrt::threads_for_work(4, 1) == 4);
+
+  std::mt19937 rng(45);
+  const gradrt::DType F = gradrt::DType::float32;
+  const std::vector<int64_t> xs{1, 9, 11, 40}, cs{40};
+  test::Named bn{{"y_backprop", test::random(F, xs, rng)}, {"x", test::random(F, xs, rng, -2, 3)},
+                 {"scale", test::random(F, cs, rng, 0.5, 2)}, {"reserve_space_1", test::random(F, cs, rng)},
+                 {"reserve_space_2", test::random(F, cs, rng, 0.5, 2)}};
+  gradrt::Attrs bn_attrs{{"epsilon", gradrt::AttrValue(0.001)}, {"is_training", gradrt::AttrValue(true)}};
+  test::Named dw{{"input_sizes", test::ints({1, 12, 10, 24})},
+                 {"filter", test::random(F, {3, 3, 24, 1}, rng)},
+                 {"out_backprop", test::random(F, {1, 6, 5, 24}, rng)}};
+  gradrt::Attrs dw_attrs{{"strides", gradrt::AttrValue(std::vector<int64_t>{1, 2, 2, 1})},
+                         {"padding", gradrt::AttrValue("SAME")}};
+  struct Op {
+    const char* name;
+    const test::Named* inputs;
+    const gradrt::Attrs* attrs;
+  };
+  for (Op op : {Op{"FusedBatchNormGrad", &bn, &bn_attrs}, Op{"DepthwiseConv2dNativeBackpropInput", &dw, &dw_attrs}}) {
+    CAPTURE(op.name);
+    std::vector<std::vector<unsigned char>> first;
+    for (int64_t min_ns : {int64_t(0), int64_t(10000), int64_t(1) << 40}) {
+      gradrt::set_min_thread_work_ns(min_ns);
+      for (int threads : {1, 2, 3}) {
+        CAPTURE(min_ns);
+        CAPTURE(threads);
+        test::Result r = test::run(op.name, *op.inputs, *op.attrs, "cpu", threads);
+        REQUIRE(r.status.ok());
+        std::vector<std::vector<unsigned char>> bytes;
+        for (const auto& [name, t] : r.outputs) {
+          const auto* p = static_cast<const unsigned char*>(t.data());
+          bytes.emplace_back(p, p + t.num_bytes());
+        }
+        if (first.empty()) first = bytes;
+        CHECK(bytes == first);
+      }
+    }
+  }
+}

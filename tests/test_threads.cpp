@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gradrt/gradrt.h"
+#include "parallel.h"
 #include "tests/util.h"
 
 namespace {
@@ -58,6 +59,15 @@ Snapshot run_case(const Case& c, const std::string& backend, int threads) {
   }
   return snap;
 }
+
+// The cases are small: without this, run_kernel's minimum work per extra thread
+// (core/parallel.h) would run each of them on one thread and these tests would not reach
+// the pool. Set for the test's duration, restored after.
+struct AnyWorkUsesThreads {
+  int64_t saved = gradrt::min_thread_work_ns();
+  AnyWorkUsesThreads() { gradrt::set_min_thread_work_ns(0); }
+  ~AnyWorkUsesThreads() { gradrt::set_min_thread_work_ns(saved); }
+};
 
 Host ints(std::vector<int64_t> v, DType dtype = DType::int32) { return test::ints(std::move(v), dtype); }
 AttrValue il(std::vector<int64_t> v) { return AttrValue(v); }
@@ -176,6 +186,7 @@ std::vector<Case> cases() {
 }  // namespace
 
 TEST_CASE("threads: 4 threads at once with mixed ops match single-threaded results bit for bit") {
+  AnyWorkUsesThreads any_work;
   const std::vector<Case> all = cases();
   for (const std::string& backend : test::backends()) {
     CAPTURE(backend);
@@ -218,6 +229,7 @@ TEST_CASE("threads: 4 threads at once with mixed ops match single-threaded resul
 }
 
 TEST_CASE("threads: RunOptions.threads 1, 2, 3, 8 give identical bits") {
+  AnyWorkUsesThreads any_work;
   const std::vector<Case> all = cases();
   for (const std::string& backend : {std::string("cpu"), std::string("reference")}) {
     CAPTURE(backend);
@@ -236,6 +248,7 @@ TEST_CASE("threads: RunOptions.threads 1, 2, 3, 8 give identical bits") {
 }
 
 TEST_CASE("threads: concurrent calls while the element limit and typed API are used") {
+  AnyWorkUsesThreads any_work;
   // Typed calls from several threads share nothing but the thread pool; each gets its own
   // result, and a thread that fails (bad strides) does not disturb the others.
   std::mt19937 rng(7);

@@ -12,7 +12,17 @@
 // per call. Tried and not kept: column blocks of one cache line over all rows, to reread dy
 // and x from L2 in the dx pass (a 1 KB row stride maps a column onto 1/16 of the L2 sets:
 // 3x slower); aligned loads permuted into place for misaligned inputs (no gain through
-// run_op); non-temporal dx stores; the dx pass in reverse chunk order (and rows descending).
+// run_op); non-temporal dx stores at this size (kept for dx >= 4 MiB, see kBnStreamBytes);
+// the dx pass in reverse chunk order (and rows descending).
+// Batch 8 (25.7 MB per tensor, DRAM; 1 thread, Zen 5 guest, shared with builds): a bare read
+// of two tensors runs at ~49 GB/s (1.04 ms), read 2 + write 1 at 1.78 ms with normal stores and
+// 1.35 ms with non-temporal ones. The sum pass takes ~1.25 ms, the dx pass ~2.6 ms with normal
+// stores, ~1.6 ms non-temporal: both near those ceilings. No gain at batch 8 from software
+// prefetch in the sum pass (2-32 rows ahead), from the dx pass in reverse order (so the tail
+// of the sum pass is still in L3: slower, worst with NT stores), or from channel blocks of 64
+// or 128 channels swept over all rows (sum pass then dx pass per block, the block's dy and x
+// kept in L3 between them: 5-6 ms, the strided 256-byte pieces of each row cost more than the
+// L3 hits save).
 // Also tried (commit 447ca3b, reverted): channel blocks of 1, 2 or 4 lines per row over all
 // rows, dy and x - mean packed into a contiguous per-thread scratch while summing, dx from the
 // scratch (dy, x read once). Slower at every block width: at batch 1 (aligned, called
@@ -25,10 +35,90 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "fused_batch_norm.h"
 
+#if (defined(__SSE2__) || defined(__AVX__)) && !defined(__EMSCRIPTEN__)
+#include <immintrin.h>
+#define GRADRT_BN_STREAM 1
+#endif
+
 namespace gradrt::simd::GRADRT_SIMD_NS {
+
+// dx of at least this many bytes is written with non-temporal stores (when aligned): it
+// will not fit the caches next to dy and x anyway, and a normal store reads each dx line
+// from DRAM first. Measured on Zen 5 (56x56x256, 1 thread, dx pass alone): 6.4 MB 0.39 ->
+// 0.32 ms, 25.7 MB 2.6 -> 1.7 ms; at 3.2 MB (L3-resident) no difference, so kept below.
+constexpr int64_t kBnStreamBytes = int64_t{4} << 20;
+
+// Whether stream_store<T, Arch> is a real non-temporal store on this ISA (else no NT path).
+template <class T, class Arch>
+constexpr bool bn_can_stream() {
+#if defined(GRADRT_BN_STREAM)
+  if constexpr (std::is_same_v<Arch, scalar_arch>) {
+    return false;
+  } else {
+    constexpr size_t bytes = sizeof(T) * Vec<T, Arch>::width;
+#if defined(__AVX512F__)
+    if (bytes == 64) return true;
+#endif
+#if defined(__AVX__)
+    if (bytes == 32) return true;
+#endif
+    return bytes == 16;
+  }
+#else
+  return false;
+#endif
+}
+
+// Non-temporal store of one vector to a vector-aligned p (only where bn_can_stream).
+template <class T, class Arch>
+inline void stream_store(T* p, const typename Vec<T, Arch>::type& v) {
+#if defined(GRADRT_BN_STREAM)
+  constexpr size_t bytes = sizeof(T) * Vec<T, Arch>::width;
+  constexpr bool f = std::is_same_v<T, float>;
+#if defined(__AVX512F__)
+  if constexpr (bytes == 64) {
+    if constexpr (f) _mm512_stream_ps(p, v); else _mm512_stream_pd(p, v);
+    return;
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (bytes == 32) {
+    if constexpr (f) _mm256_stream_ps(p, v); else _mm256_stream_pd(p, v);
+    return;
+  }
+#endif
+  if constexpr (bytes == 16) {
+    if constexpr (f) _mm_stream_ps(p, v); else _mm_stream_pd(p, v);
+    return;
+  }
+#endif
+  Vec<T, Arch>::store(p, v);
+}
+
+// The training dx pass over rows [r0, r1), C a multiple of the vector width and dx
+// vector-aligned: NT stores, then a fence so the joining thread sees them.
+template <class T, class Arch>
+GRADRT_SIMD_NOINLINE void bn_grad_dx_stream(int64_t r0, int64_t r1, int64_t C, const T* dy, const T* x,
+                                             const T* mean, const T* k1, const T* k2, const T* k3, T* dx) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* dyr = dy + r * C;
+    const T* xr = x + r * C;
+    T* dxr = dx + r * C;
+    for (int64_t c = 0; c < C; c += L) {
+      auto xc = V::load(xr + c) - V::load(mean + c);
+      stream_store<T, Arch>(dxr + c, V::fma(V::load(dyr + c), V::load(k1 + c), V::fma(xc, V::load(k2 + c), V::load(k3 + c))));
+    }
+  }
+#if defined(GRADRT_BN_STREAM)
+  _mm_sfence();
+#endif
+}
 
 template <class T>
 struct BnGradSums {
@@ -128,7 +218,15 @@ void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* 
   const T* k1 = k;
   const T* k2 = k + C;
   const T* k3 = k + 2 * C;
-  par(exec, R, imax(1, 16384 / C), [&](int64_t r0, int64_t r1) {
+  const int64_t dx_grain = imax(1, 16384 / C);
+  if constexpr (bn_can_stream<T, Arch>()) {
+    const bool aligned = reinterpret_cast<uintptr_t>(dx) % (sizeof(T) * L) == 0 && C % L == 0;
+    if (p.is_training && aligned && R * C * int64_t(sizeof(T)) >= kBnStreamBytes) {
+      par(exec, R, dx_grain, [&](int64_t r0, int64_t r1) { bn_grad_dx_stream<T, Arch>(r0, r1, C, dy, x, mean, k1, k2, k3, dx); });
+      return;
+    }
+  }
+  par(exec, R, dx_grain, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* dyr = dy + r * C;
       const T* xr = x + r * C;
