@@ -21,6 +21,7 @@
 
 #include "abi.h"
 #include "gradrt/gradrt.h"
+#include "parallel.h"
 
 namespace {
 
@@ -154,6 +155,13 @@ EMSCRIPTEN_KEEPALIVE int gradrt_set_threads(int n) {
   state().threads = 1;
 #endif
   return state().threads;
+}
+
+// core's minimum estimated work per extra thread (core/parallel.h; 200 us by default here,
+// about twice a pthread job start): smaller ops run on one thread. 0: every op uses them all.
+EMSCRIPTEN_KEEPALIVE double gradrt_set_min_thread_work_ns(double ns) {
+  gradrt::set_min_thread_work_ns(static_cast<int64_t>(ns));
+  return static_cast<double>(gradrt::min_thread_work_ns());
 }
 
 EMSCRIPTEN_KEEPALIVE void gradrt_release_outputs() {

@@ -90,6 +90,10 @@ export interface InitOptions {
    * anywhere else the runtime falls back to one thread without an error (see
    * Runtime.threads). threads - 1 workers are started by init() and sleep between ops. */
   threads?: number;
+  /** With threads: an op whose estimated work per extra thread is below this many
+   * nanoseconds runs on fewer threads (default 200000: a job start on the workers costs about
+   * 0.1 ms); 0 makes every op use all threads. Results are the same bits either way. */
+  minThreadWorkNs?: number;
 }
 
 export interface Runtime {

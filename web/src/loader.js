@@ -86,12 +86,15 @@ export function canUseThreads() {
 // threads > 1 loads the SIMD + pthreads flavour where canUseThreads() and the SIMD build
 // are both possible; elsewhere it falls back, silently, to the single-threaded flavour
 // that simd picks (threads: 1 in the result).
-export async function load({ wasmPath, simd = 'auto', wasmBinary, threads = 1 } = {}) {
+export async function load({ wasmPath, simd = 'auto', wasmBinary, threads = 1, minThreadWorkNs } = {}) {
   if (simd !== true && simd !== false && simd !== 'auto') {
     throw new GradrtError('InvalidArgument', "init: simd must be true, false or 'auto'");
   }
   if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
     throw new GradrtError('InvalidArgument', `init: threads must be an integer from 1 to ${MAX_THREADS}`);
+  }
+  if (minThreadWorkNs !== undefined && !(Number.isFinite(minThreadWorkNs) && minThreadWorkNs >= 0)) {
+    throw new GradrtError('InvalidArgument', 'init: minThreadWorkNs must be a number >= 0');
   }
   const useSimd = simd === 'auto' ? hasWasmSimd() : simd;
   if (useSimd && !hasWasmSimd()) {
@@ -124,6 +127,7 @@ export async function load({ wasmPath, simd = 'auto', wasmBinary, threads = 1 } 
   if (useThreads) {
     if (isNode) module.gradrtUnrefWorkers();
     effective = module._gradrt_set_threads(threads);
+    if (minThreadWorkNs !== undefined) module._gradrt_set_min_thread_work_ns(minThreadWorkNs);
   }
   return { module, simd: useSimd, threads: effective };
 }

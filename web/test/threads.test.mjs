@@ -47,7 +47,8 @@ describe('threads', { skip }, () => {
   it('results are bit-identical to one thread, for 2 and 3 threads', async () => {
     const one = await make({ simd: true });
     for (const threads of [2, 3]) {
-      const rt = await make({ threads });
+      // minThreadWorkNs 0: these cases are below the default minimum and would run on one thread.
+      const rt = await make({ threads, minThreadWorkNs: 0 });
       assert.equal(rt.threads, threads);
       for (const [op, inputs, attrs] of cases()) {
         const want = one.runOp(op, inputs, attrs);
@@ -89,6 +90,9 @@ describe('threads', { skip }, () => {
   it('threads must be an integer from 1 to 64', async () => {
     for (const threads of [0, -1, 1.5, 65, '2', null]) {
       await assert.rejects(init({ threads }), (e) => e.name === 'GradrtError' && e.code === 'InvalidArgument', String(threads));
+    }
+    for (const minThreadWorkNs of [-1, NaN, '0', Infinity]) {
+      await assert.rejects(init({ threads: 2, minThreadWorkNs }), (e) => e.code === 'InvalidArgument', String(minThreadWorkNs));
     }
   });
 
