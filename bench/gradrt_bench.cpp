@@ -1,7 +1,7 @@
 // gradrt_bench: the cpu backend (through gradrt::run_op, as `gradrt run --repeat` does)
 // against oneDNN on the same shapes, at 1 and 2 threads (or --threads=a,b,...).
 //
-// Columns: ms (median of --reps runs after warm-up), GFLOP/s (GB/s for batch norm),
+// Columns: ms (median of --reps runs after warm-up; with --rounds=R the median of R such), GFLOP/s (GB/s for batch norm),
 // % of the FMA peak this program measures itself (a register-only FMA loop, per thread
 // times threads), and gradrt / oneDNN speed (> 1: gradrt faster).
 // oneDNN runs in its preferred layouts (format_tag::any for convolutions, nChw16c for
@@ -42,6 +42,11 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // (1x1 input gradient: 1.32 ms with 3 calls, 1.05 ms after 50 ms; oneDNN 0.91 either way).
 double g_warm_ms = 100;
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 // Median seconds of `reps` calls after `warm` warm-up calls (and g_warm_ms of them).
 double time_median(const std::function<void()>& f, int warm, int reps) {
   for (int i = 0; i < warm; ++i) f();
@@ -52,8 +57,7 @@ double time_median(const std::function<void()>& f, int warm, int reps) {
     f();
     t.push_back(seconds_since(t0));
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median_of(t);
 }
 
 // ---------------------------------------------------------------- FMA peak, one thread
@@ -338,18 +342,19 @@ std::vector<int> parse_list(const char* s) {
 
 int main(int argc, char** argv) {
   std::vector<int> threads_list{1, 2}, batches{1, 8};
-  int reps = 7;
+  int reps = 7, rounds = 1;
   std::string filter, csv_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--threads=", 0) == 0) threads_list = parse_list(a.c_str() + 10);
     else if (a.rfind("--batch=", 0) == 0) batches = parse_list(a.c_str() + 8);
     else if (a.rfind("--reps=", 0) == 0) reps = std::max(1, std::atoi(a.c_str() + 7));
+    else if (a.rfind("--rounds=", 0) == 0) rounds = std::max(1, std::atoi(a.c_str() + 9));
     else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
     else if (a.rfind("--csv=", 0) == 0) csv_path = a.substr(6);
     else if (a.rfind("--warm-ms=", 0) == 0) g_warm_ms = std::atof(a.c_str() + 10);
     else {
-      std::printf("usage: gradrt_bench [--threads=1,2] [--batch=1,8] [--reps=7] [--filter=SUBSTRING] [--csv=FILE] [--warm-ms=100]\n");
+      std::printf("usage: gradrt_bench [--threads=1,2] [--batch=1,8] [--reps=7] [--rounds=1] [--filter=SUBSTRING] [--csv=FILE] [--warm-ms=100]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -361,8 +366,8 @@ int main(int argc, char** argv) {
     if (b.name == "cpu") cpu_detail = b.detail;
   std::printf("gradrt %s, cpu backend: %s; oneDNN %d.%d.%d\n", gradrt::version(), cpu_detail.c_str(),
               dnnl::version()->major, dnnl::version()->minor, dnnl::version()->patch);
-  std::printf("measured FMA peak (%s): %.1f GFLOP/s per thread; median of %d runs after warm-up\n\n", peak_isa.c_str(),
-              peak1, reps);
+  std::printf("measured FMA peak (%s): %.1f GFLOP/s per thread; median of %d runs after warm-up, median of %d round(s)\n\n",
+              peak_isa.c_str(), peak1, reps, rounds);
 
   std::vector<Case> cases;
   for (int n : batches) {
@@ -388,10 +393,16 @@ int main(int argc, char** argv) {
       // Not interleaved, and a pause first: libgomp's workers keep spinning for several ms
       // after oneDNN's last call (OMP_WAIT_POLICY unset) and would hold the second core
       // while gradrt's pool wants it.
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      const double tg = time_median(c.gradrt(threads), 3, r);
-      const double to = time_median(c.onednn(), 3, r);
-      const double tn = time_median(c.onednn_nhwc(), 3, r);
+      // --rounds: the three sides measured in turn, the median of each side's round medians:
+      // a burst of outside load then spoils one round of one side, not the row.
+      std::vector<double> vg, vo, vn;
+      for (int round = 0; round < rounds; ++round) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        vg.push_back(time_median(c.gradrt(threads), 3, r));
+        vo.push_back(time_median(c.onednn(), 3, r));
+        vn.push_back(time_median(c.onednn_nhwc(), 3, r));
+      }
+      const double tg = median_of(vg), to = median_of(vo), tn = median_of(vn);
       const double rg = c.work / tg * 1e-9, ro = c.work / to * 1e-9;
       const double pg = c.bandwidth ? 0 : 100 * rg / (peak1 * threads), po = c.bandwidth ? 0 : 100 * ro / (peak1 * threads);
       const double ratio = to / tg, ratio_nhwc = tn / tg;
