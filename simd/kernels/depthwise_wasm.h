@@ -198,6 +198,22 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t n
 // the same bits for any thread count). Inside a chunk, runs of up to kDwfRows consecutive
 // output rows of one image with all 3 ky inside x go to one dwf_wasm call (see there);
 // rows with some ky outside x go alone, with fewer groups.
+// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; base 67 us): with every
+// channel group reading group 0's x and dy lines (so all but the first group hit L1) it runs
+// in 54 us (x alone: 57 us), so the first touch of each 64-byte line costs ~13 us; the rest is
+// the loop itself (~40 x64 instructions per step in V8: 7 loads, 9 mul, 9 add, 7 address
+// adds, stack check, never-loop test, counter). Measured and lost (A/B, dwmicro.mjs):
+// - packing each 16-channel group's x and dy rows into L1 scratch (pixel stride 64 B) before
+//   its 4 passes: 113 us; packing all groups of a run at once with in-order reads: 118 us.
+//   The compute on packed L1 data is ~52 us, but the copy (2.1 MB of stores per call, reads
+//   missing the same lines) costs more than the misses it removes.
+// - a scalar "touch" load per step (GPR sink, no vector register) of the next run's x rows
+//   (in order) or of the next group's lines (stride C): no gain / +6 us; one call per channel
+//   group instead of per run: +5 us. A separate in-order touch pass over a run's rows: +13 us.
+//   In this kernel, touching the next group's line at the current pixel (rows 0/1, both
+//   pixels, over a group's 4 passes): no gain. So the first-touch cost is not the latency
+//   of the first pass's misses alone (L2-resident 28x28x144: 20.0 us vs 18.0 us all-L1).
+// - C as a compile-time constant (immediate load offsets): -2.4 us only.
 constexpr int64_t kDwfRows = 3;
 inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const float* x, const float* dy,
                                     int64_t* chunks_out) {
