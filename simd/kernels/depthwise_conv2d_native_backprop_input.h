@@ -22,6 +22,43 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 // vector, and each dy vector is loaded once (the phase-class form loads it twice).
 // dyr[r]: dy row of filter row r; wr[r]: w + ky*3*C. Channels past the last whole vector
 // go one at a time, same order.
+// The channels [cv, C) of a dwx2 row (dwx2_row, dwx2_wasm), one at a time, same order.
+template <class T>
+void dwx2_tail(const T* const* dyr, const T* const* wr, int R, int64_t ow, int64_t C, int64_t cv, T* dx) {
+  for (int64_t j = 0; j < ow && cv < C; ++j)
+    for (int64_t c = cv; c < C; ++c) {
+      T e = T(0), o = T(0);
+      if (j > 0)
+        for (int r = 0; r < R; ++r) e += dyr[r][(j - 1) * C + c] * wr[r][2 * C + c];
+      for (int r = 0; r < R; ++r) e += dyr[r][j * C + c] * wr[r][c];
+      for (int r = 0; r < R; ++r) o += dyr[r][j * C + c] * wr[r][C + c];
+      dx[2 * j * C + c] = e;
+      dx[(2 * j + 1) * C + c] = o;
+    }
+}
+
+// The filter rows ky that reach dx row iy of image n (stride_h divides iy + pt - ky*dh and
+// oy is inside dy), ascending: their dy rows and w + ky*FW*C for the first three; returns
+// how many there are (> 3: not a dwx2 row).
+template <class T>
+int dwx2_filter_rows(const ConvParams& p, int64_t n, int64_t iy, const T* dy, const T* w, const T* rows[3],
+                     const T* wr[3]) {
+  const int64_t C = p.in_c;
+  int R = 0;
+  for (int64_t ky = 0; ky < p.filter_h; ++ky) {
+    const int64_t ny = iy + p.pad_top - ky * p.dilation_h;
+    if (floormod(ny, p.stride_h) != 0) continue;
+    const int64_t oy = floordiv(ny, p.stride_h);
+    if (oy < 0 || oy >= p.out_h) continue;
+    if (R < 3) {
+      rows[R] = dy + (n * p.out_h + oy) * p.out_w * C;
+      wr[R] = w + ky * p.filter_w * C;
+    }
+    ++R;
+  }
+  return R;
+}
+
 template <class T, class Arch, int R>
 GRADRT_SIMD_NOINLINE void dwx2_row(const T* const* dyr, const T* const* wr, int64_t ow, int64_t C, T* dx) {
   using V = Vec<T, Arch>;
@@ -67,16 +104,7 @@ GRADRT_SIMD_NOINLINE void dwx2_row(const T* const* dyr, const T* const* wr, int6
       }
     }
   }
-  for (int64_t j = 0; j < ow && cv < C; ++j)
-    for (int64_t c = cv; c < C; ++c) {
-      T e = T(0), o = T(0);
-      if (j > 0)
-        for (int r = 0; r < R; ++r) e += dyr[r][(j - 1) * C + c] * wr[r][2 * C + c];
-      for (int r = 0; r < R; ++r) e += dyr[r][j * C + c] * wr[r][c];
-      for (int r = 0; r < R; ++r) o += dyr[r][j * C + c] * wr[r][C + c];
-      dx[2 * j * C + c] = e;
-      dx[(2 * j + 1) * C + c] = o;
-    }
+  dwx2_tail(dyr, wr, R, ow, C, cv, dx);
 }
 
 template <class T, class Arch>
@@ -96,69 +124,27 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
       const int64_t n = r / p.in_h, iy = r % p.in_h;
       // Columns in phase classes ix = px + j*sw: tap kx contributes when sw divides
       // px + pl - kx*dw, from ox = j + (px + pl - kx*dw)/sw, a stride-1 walk along dy.
-#if defined(__wasm_simd128__)
-      // WASM, float, stride 2 x 3 taps along x (pad_left 0, in_w == 2*out_w): both column
-      // phases in one pass (dwx2_wasm: each dy vector loaded once per filter row, not twice).
-      if constexpr (std::is_same_v<T, float>) {
-        if (M == 1 && p.stride_w == 2 && p.filter_w == 3 && p.dilation_w == 1 && p.pad_left == 0 &&
-            p.in_w == 2 * p.out_w && C >= 4) {
-          const float* rows[3];
-          const float* wr[3];
-          int R = 0;
-          for (int64_t ky = 0; ky < p.filter_h; ++ky) {
-            const int64_t ny = iy + p.pad_top - ky * p.dilation_h;
-            if (floormod(ny, p.stride_h) != 0) continue;
-            const int64_t oy = floordiv(ny, p.stride_h);
-            if (oy < 0 || oy >= p.out_h) continue;
-            if (R < 3) {
-              rows[R] = dy + (n * p.out_h + oy) * p.out_w * C;
-              wr[R] = w + ky * p.filter_w * C;
-            }
-            ++R;
-          }
-          if (R >= 1 && R <= 3) {
-            // Through a volatile function pointer (see dwg_row in depthwise_taps.h).
-            using Fn = void (*)(const float* const*, const float* const*, int64_t, int64_t, int64_t, float*);
-            static Fn volatile const kFns[3] = {&dwx2_wasm<1>, &dwx2_wasm<2>, &dwx2_wasm<3>};
-            const int64_t cv = C / 4 * 4;
-            T* out = dx + r * p.in_w * C;
-            kFns[R - 1](rows, wr, p.out_w, C, cv, out);
-            for (int64_t j = 0; j < p.out_w && cv < C; ++j)
-              for (int64_t c = cv; c < C; ++c) {
-                float e = 0.0f, o = 0.0f;
-                for (int k = 0; k < R; ++k) {
-                  if (j > 0) e += rows[k][(j - 1) * C + c] * wr[k][2 * C + c];
-                }
-                for (int k = 0; k < R; ++k) {
-                  e += rows[k][j * C + c] * wr[k][c];
-                  o += rows[k][j * C + c] * wr[k][C + c];
-                }
-                out[2 * j * C + c] = e;
-                out[(2 * j + 1) * C + c] = o;
-              }
-            continue;
-          }
-        }
-      }
-#else
-      // Native, stride 2 x 3 taps along x (pad_left 0, in_w == 2*out_w): dwx2_row.
+      // Stride 2 x 3 taps along x (pad_left 0, in_w == 2*out_w: TF's SAME on an even width):
+      // both column phases in one pass (dwx2_row; WASM, float: dwx2_wasm).
       if (M == 1 && p.stride_w == 2 && p.filter_w == 3 && p.dilation_w == 1 && p.pad_left == 0 &&
           p.in_w == 2 * p.out_w) {
         const T* rows[3];
         const T* wr[3];
-        int R = 0;
-        for (int64_t ky = 0; ky < p.filter_h; ++ky) {
-          const int64_t ny = iy + p.pad_top - ky * p.dilation_h;
-          if (floormod(ny, p.stride_h) != 0) continue;
-          const int64_t oy = floordiv(ny, p.stride_h);
-          if (oy < 0 || oy >= p.out_h) continue;
-          if (R < 3) {
-            rows[R] = dy + (n * p.out_h + oy) * p.out_w * C;
-            wr[R] = w + ky * p.filter_w * C;
-          }
-          ++R;
-        }
+        const int R = dwx2_filter_rows(p, n, iy, dy, w, rows, wr);
         T* out = dx + r * p.in_w * C;
+#if defined(__wasm_simd128__)
+        if constexpr (std::is_same_v<T, float>) {
+          if (R >= 1 && R <= 3 && C >= 4) {
+            // Through a volatile function pointer (see dwg_row in depthwise_taps.h).
+            using Fn = void (*)(const float* const*, const float* const*, int64_t, int64_t, int64_t, float*);
+            static Fn volatile const kFns[3] = {&dwx2_wasm<1>, &dwx2_wasm<2>, &dwx2_wasm<3>};
+            const int64_t cv = C / 4 * 4;
+            kFns[R - 1](rows, wr, p.out_w, C, cv, out);
+            dwx2_tail(rows, wr, R, p.out_w, C, cv, out);
+            continue;
+          }
+        }
+#else
         if (R == 0) {
           for (int64_t e = 0; e < p.in_w * C; ++e) out[e] = T(0);
           continue;
@@ -169,8 +155,8 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
           else dwx2_row<T, Arch, 3>(rows, wr, p.out_w, C, out);
           continue;
         }
-      }
 #endif
+      }
       for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
         int64_t nt = 0;
         for (int64_t ky = 0; ky < p.filter_h; ++ky) {
