@@ -12,7 +12,7 @@ import { init } from 'gradrt';
 // The package's own loader and tensor helpers (by path: the package exports only "."), for
 // the in-wasm timing below.
 import { load } from '../../web/src/loader.js';
-import { attrsJson, toTensor } from '../../web/src/tensor.js';
+import { stagedRun } from './staged.mjs';
 import { random } from './random.mjs';
 
 const quick = process.argv.includes('--quick'); // shorter timing windows
@@ -148,32 +148,6 @@ if (threaded && threaded.threads !== threads) throw new Error(`asked for ${threa
 // timed as one _gradrt_run call on inputs staged in the heap once (core's output allocation
 // and the kernel; the outputs are released, not copied): the "run" columns.
 const modules = { simd: (await load({ simd: true, wasmPath })).module, scalar: (await load({ simd: false, wasmPath })).module };
-function stagedRun(m, [op, inputs, attrs]) {
-  const info = JSON.parse(cString(m, m._gradrt_info_json()));
-  const enc = new TextEncoder();
-  const tensors = Object.entries(inputs).map(([name, value]) => [name, toTensor(name, value)]);
-  const strings = [op, attrsJson(attrs), 'cpu', ...tensors.map(([name]) => name)].map((s) => enc.encode(s));
-  const sp = strings.map((s) => m._gradrt_alloc(s.length + 1));
-  const dp = tensors.map(([, tn]) => m._gradrt_alloc(Math.max(1, tn.data.byteLength)));
-  const table = [];
-  tensors.forEach(([, tn], i) => table.push(sp[3 + i], info.dtypes.indexOf(tn.dtype), tn.shape.length, dp[i], tn.data.byteLength, ...tn.shape));
-  const tp = m._gradrt_alloc(table.length * 8);
-  const heap = m.HEAPU8; // after every allocation (one may grow the heap and replace the view)
-  strings.forEach((s, i) => { heap.set(s, sp[i]); heap[sp[i] + s.length] = 0; });
-  tensors.forEach(([, tn], i) => heap.set(new Uint8Array(tn.data.buffer, tn.data.byteOffset, tn.data.byteLength), dp[i]));
-  new Float64Array(heap.buffer, tp, table.length).set(table);
-  const run = () => {
-    if (m._gradrt_run(sp[0], sp[1], tp, table.length, sp[2]) !== 0) throw new Error(`${op}: ${cString(m, m._gradrt_error_message())}`);
-    m._gradrt_release_outputs();
-  };
-  run.free = () => [...sp, ...dp, tp].forEach((p) => m._gradrt_dealloc(p));
-  return run;
-}
-function cString(m, ptr) {
-  let end = ptr;
-  while (m.HEAPU8[end] !== 0) end++;
-  return new TextDecoder().decode(m.HEAPU8.subarray(ptr, end));
-}
 const runTime = (m, call) => {
   const run = stagedRun(m, call);
   const t = time(run);

@@ -9,7 +9,7 @@
 // `node --no-liftoff dwmicro.mjs` skips the baseline tier (the optimized-code ceiling).
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
-import { attrsJson, toTensor } from '../../web/src/tensor.js';
+import { stagedRun } from './staged.mjs';
 import { random } from './random.mjs';
 
 const args = process.argv.slice(2);
@@ -37,32 +37,6 @@ for (const [label, xs, s] of shapes) {
 }
 const cases = CASES.filter(([label]) => !only.length || only.some((o) => label.includes(o)));
 
-function cString(m, ptr) {
-  let end = ptr;
-  while (m.HEAPU8[end] !== 0) end++;
-  return new TextDecoder().decode(m.HEAPU8.subarray(ptr, end));
-}
-// One op staged in the heap: returns run() (one _gradrt_run + release of its outputs).
-function staged(m, [op, inputs, attrs]) {
-  const info = JSON.parse(cString(m, m._gradrt_info_json()));
-  const enc = new TextEncoder();
-  const tensors = Object.entries(inputs).map(([name, value]) => [name, toTensor(name, value)]);
-  const strings = [op, attrsJson(attrs), 'cpu', ...tensors.map(([name]) => name)].map((s) => enc.encode(s));
-  const sp = strings.map((s) => m._gradrt_alloc(s.length + 1));
-  const dp = tensors.map(([, tn]) => m._gradrt_alloc(Math.max(1, tn.data.byteLength)));
-  const table = [];
-  tensors.forEach(([, tn], i) => table.push(sp[3 + i], info.dtypes.indexOf(tn.dtype), tn.shape.length, dp[i], tn.data.byteLength, ...tn.shape));
-  const tp = m._gradrt_alloc(table.length * 8);
-  const heap = m.HEAPU8;
-  strings.forEach((s, i) => { heap.set(s, sp[i]); heap[sp[i] + s.length] = 0; });
-  tensors.forEach(([, tn], i) => heap.set(new Uint8Array(tn.data.buffer, tn.data.byteOffset, tn.data.byteLength), dp[i]));
-  new Float64Array(heap.buffer, tp, table.length).set(table);
-  return () => {
-    if (m._gradrt_run(sp[0], sp[1], tp, table.length, sp[2]) !== 0) throw new Error(`${op}: ${cString(m, m._gradrt_error_message())}`);
-    m._gradrt_release_outputs();
-  };
-}
-
 const builds = [];
 for (const d of dists) {
   const dir = resolve(d);
@@ -70,7 +44,7 @@ for (const d of dists) {
   const { readFile } = await import('node:fs/promises');
   const wasmModule = await WebAssembly.compile(await readFile(`${dir}/gradrt-simd.wasm`));
   const m = await glue.default({ instantiateWasm: (imports, ok) => { WebAssembly.instantiate(wasmModule, imports).then((i) => ok(i, wasmModule)); return {}; } });
-  builds.push({ dir: d, runs: cases.map(([, , call]) => staged(m, call)) });
+  builds.push({ dir: d, runs: cases.map(([, , call]) => stagedRun(m, call)) });
 }
 
 // Per-call times (ms) of run() for about ms milliseconds.
