@@ -37,6 +37,15 @@ void dwx2_tail(const T* const* dyr, const T* const* wr, int R, int64_t ow, int64
     }
 }
 
+// The dy row that filter row ky reaches from dx row iy (sh divides iy + pt - ky*dh and the
+// quotient is inside dy), or -1.
+inline int64_t dx_row_oy(const ConvParams& p, int64_t iy, int64_t ky) {
+  const int64_t ny = iy + p.pad_top - ky * p.dilation_h;
+  if (floormod(ny, p.stride_h) != 0) return -1;
+  const int64_t oy = floordiv(ny, p.stride_h);
+  return oy >= 0 && oy < p.out_h ? oy : -1;
+}
+
 // The filter rows ky that reach dx row iy of image n (stride_h divides iy + pt - ky*dh and
 // oy is inside dy), ascending: their dy rows and w + ky*FW*C for the first three; returns
 // how many there are (> 3: not a dwx2 row).
@@ -46,10 +55,8 @@ int dwx2_filter_rows(const ConvParams& p, int64_t n, int64_t iy, const T* dy, co
   const int64_t C = p.in_c;
   int R = 0;
   for (int64_t ky = 0; ky < p.filter_h; ++ky) {
-    const int64_t ny = iy + p.pad_top - ky * p.dilation_h;
-    if (floormod(ny, p.stride_h) != 0) continue;
-    const int64_t oy = floordiv(ny, p.stride_h);
-    if (oy < 0 || oy >= p.out_h) continue;
+    const int64_t oy = dx_row_oy(p, iy, ky);
+    if (oy < 0) continue;
     if (R < 3) {
       rows[R] = dy + (n * p.out_h + oy) * p.out_w * C;
       wr[R] = w + ky * p.filter_w * C;
@@ -160,10 +167,8 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
       for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
         int64_t nt = 0;
         for (int64_t ky = 0; ky < p.filter_h; ++ky) {
-          const int64_t ny = iy + p.pad_top - ky * p.dilation_h;
-          if (floormod(ny, p.stride_h) != 0) continue;
-          const int64_t oy = floordiv(ny, p.stride_h);
-          if (oy < 0 || oy >= p.out_h) continue;
+          const int64_t oy = dx_row_oy(p, iy, ky);
+          if (oy < 0) continue;
           for (int64_t kx = 0; kx < p.filter_w; ++kx) {
             const int64_t nx = px + p.pad_left - kx * p.dilation_w;
             if (floormod(nx, p.stride_w) != 0) continue;
