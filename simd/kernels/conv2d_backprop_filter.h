@@ -3,7 +3,8 @@
 // As a GEMM per group: rows (tap, f) of dw, columns oc of the group, K = output pixels.
 // A[(t,f)][k] = x at pixel k under tap t, channel f: for a fixed k the MR rows of a tile are MR
 // consecutive channels of one x pixel, so A is read in place through one pointer per k
-// (Gemm::cols); B[k][oc] = dy row k, copied per K chunk into zero-padded NR panels.
+// (Gemm::cols); B[k][oc] = dy row k, read in place in NR-column panels (a partial last panel
+// is copied per K chunk into a zero-padded one).
 //
 // Determinism: every dw element is owned by one tile, which sums k in increasing order over
 // the K chunks (each chunk adds onto the running value); threads split the tiles only, so
@@ -121,10 +122,11 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
       for (int64_t item = i0; item < i1; ++item) {
         const int64_t gb = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
         const int64_t g = gb / nb, j0 = (gb % nb) * npb, j1 = imin(np, j0 + npb);
-        if (gb != packed) {  // dy[k0.., g*ocg + j*NR..] into panels j0..j1 [kc][NR]
+        if (gb != packed) {  // partial panels of dy[k0.., g*ocg + j*NR..] into [kc][NR]
           for (int64_t j = j0; j < j1; ++j)
-            pack_panel(dy + k0 * p.out_c + g * ocg + j * NR, p.out_c, kc, imin(NR, ocg - j * NR), NR,
-                       bpack + j * KC * NR);
+            if (j * NR + NR > ocg)
+              pack_panel(dy + k0 * p.out_c + g * ocg + j * NR, p.out_c, kc, imin(NR, ocg - j * NR), NR,
+                         bpack + j * KC * NR);
           packed = gb;
         }
         const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
@@ -161,11 +163,11 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
         }
         T* c = dw + (t * fic + f0) * p.out_c + g * ocg;
         for (int64_t j = j0; j < j1; ++j) {
-          const T* bj = bpack + j * KC * NR;
-          const int64_t nr = imin(NR, ocg - j * NR);
-          if (kind == 0) G::cols(kc, at, a_off, bj, c + j * NR, p.out_c, mr, nr, k0 > 0);
-          else if (kind == 1) Gemm<T, Arch, MB, kNRV>::cols(kc, at, a_off, bj, c + j * NR, p.out_c, mr, nr, k0 > 0);
-          else Gemm<T, Arch, MC, kNRV>::cols(kc, at, a_off, bj, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          const int64_t nr = imin(NR, ocg - j * NR), ldb = nr == NR ? p.out_c : NR;
+          const T* bj = nr == NR ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
+          if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          else if (kind == 1) Gemm<T, Arch, MB, kNRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          else Gemm<T, Arch, MC, kNRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
         }
       }
     }

@@ -77,10 +77,11 @@ struct Gemm {
     }
   }
 
-  // c[i*ldc + j] (+)= sum_{k < kc} a[k][a_off + i] * b[k*NR + j] for i < mr, j < nr; accumulate
+  // c[i*ldc + j] (+)= sum_{k < kc} a[k][a_off + i] * b[k*ldb + j] for i < mr, j < nr; accumulate
   // adds to what c holds (the running sum is loaded first, so the order of additions is k
   // order across calls too). Rows i >= mr of a[k] must still be readable.
-  GRADRT_SIMD_NOINLINE static void cols(int64_t kc, const T* const* a, int64_t a_off, const T* b, T* c,
+  // b's rows hold NR readable values (a packed panel, ldb = NR, or NR columns of a wider matrix).
+  GRADRT_SIMD_NOINLINE static void cols(int64_t kc, const T* const* a, int64_t a_off, const T* b, int64_t ldb, T* c,
                                         int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
     B acc[MR][NRV];
     alignas(64) T tmp[NR];
@@ -99,7 +100,7 @@ struct Gemm {
         }
       }
     }
-    for (int64_t k = 0; k < kc; ++k, b += NR) {
+    for (int64_t k = 0; k < kc; ++k, b += ldb) {
       const T* ak = a[k] + a_off;
       B bv[NRV];
 #pragma GCC unroll 4
