@@ -311,24 +311,8 @@ TEST_CASE("cpu: depthwise kx-reuse rows vs reference") {
       const int64_t pb = pad ? e - 1 - p.pad_top : 0;
       p.out_h = (p.in_h + p.pad_top + pb - e) / p.stride_h + 1;
       p.out_w = (p.in_w + p.pad_left + pb - e) / p.stride_w + 1;
-      const std::string what = describe(p);
-      CAPTURE(what);
-      auto x = random_vec<float>(rng, p.x_elements());
-      auto w = random_vec<float>(rng, p.dw_w_elements());
-      auto dy = random_vec<float>(rng, p.y_elements());
-      for (ConvKernel k : {ConvKernel::dw_fwd, ConvKernel::dw_bwd_input, ConvKernel::dw_bwd_filter}) {
-        const double red = k == ConvKernel::dw_bwd_filter ? double(p.batch * p.out_h * p.out_w)
-                                                          : double(p.filter_h * p.filter_w * p.depth_multiplier);
-        const auto want = run_conv<float>(gradrt::reference_backend(), k, p, 1, x, w, dy);
-        for (simd::Isa isa : simd::supported_isas()) {
-          REQUIRE(simd::set_cpu_isa(isa));
-          CAPTURE(simd::isa_name(isa));
-          const auto got1 = run_conv<float>(gradrt::cpu_backend(), k, p, 1, x, w, dy);
-          check_close(got1, want, red, std::sqrt(red), what);
-          const auto got2 = run_conv<float>(gradrt::cpu_backend(), k, p, 2, x, w, dy);
-          CHECK_MESSAGE(same_bits(got2, got1), "threads 2 changed the bits");
-        }
-      }
+      for (ConvKernel k : {ConvKernel::dw_fwd, ConvKernel::dw_bwd_input, ConvKernel::dw_bwd_filter})
+        check_cpu_conv<float>(k, p, rng, {2});
     }
 }
 
@@ -347,32 +331,8 @@ TEST_CASE("cpu: conv gradients on wide images (interior tiles, chunked filter su
                       {1, 8, 27, 12, 18, 3, 1, 2}, {1, 6, 33, 9, 5, 5, 2, 1}};
   std::mt19937 rng(77);
   for (const Geo& g : geos) {
-    ConvParams p;
-    p.batch = g.n, p.in_h = g.h, p.in_w = g.w, p.groups = g.groups;
-    p.filter_in_c = g.c, p.in_c = g.c * g.groups, p.out_c = g.oc * g.groups;
-    p.filter_h = p.filter_w = g.k, p.stride_h = p.stride_w = g.s;
-    p.out_h = (g.h + g.s - 1) / g.s, p.out_w = (g.w + g.s - 1) / g.s;  // SAME
-    p.pad_top = std::max<int64_t>((p.out_h - 1) * g.s + g.k - g.h, 0) / 2;
-    p.pad_left = std::max<int64_t>((p.out_w - 1) * g.s + g.k - g.w, 0) / 2;
-    const std::string what = describe(p);
-    CAPTURE(what);
-    const auto x = random_vec<float>(rng, p.x_elements());
-    const auto w = random_vec<float>(rng, p.w_elements());
-    const auto dy = random_vec<float>(rng, p.y_elements());
-    for (ConvKernel k : {ConvKernel::bwd_input, ConvKernel::bwd_filter}) {
-      const double red = k == ConvKernel::bwd_input ? double(g.k * g.k * g.oc) : double(p.batch * p.out_h * p.out_w);
-      const auto want = run_conv<float>(gradrt::reference_backend(), k, p, 1, x, w, dy);
-      for (simd::Isa isa : simd::supported_isas()) {
-        REQUIRE(simd::set_cpu_isa(isa));
-        CAPTURE(simd::isa_name(isa));
-        const auto got1 = run_conv<float>(gradrt::cpu_backend(), k, p, 1, x, w, dy);
-        check_close(got1, want, red, std::sqrt(red), what);
-        for (int threads : {2, 3}) {
-          const auto got = run_conv<float>(gradrt::cpu_backend(), k, p, threads, x, w, dy);
-          CHECK_MESSAGE(same_bits(got, got1), "threads " << threads << " changed the bits");
-        }
-      }
-    }
+    const ConvParams p = test::same_conv_params(g.n, g.h, g.w, g.c * g.groups, g.oc * g.groups, g.k, g.s, g.groups);
+    for (ConvKernel k : {ConvKernel::bwd_input, ConvKernel::bwd_filter}) check_cpu_conv<float>(k, p, rng, {2, 3});
   }
 }
 
@@ -540,23 +500,7 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks vs reference") {
     p.pad_left = g.pl;
     p.out_h = (p.in_h + g.pt + g.pb - 3) / g.s + 1;
     p.out_w = (p.in_w + g.pl + g.pr - 3) / g.s + 1;
-    const std::string what = describe(p);
-    CAPTURE(what);
-    auto x = random_vec<float>(rng, p.x_elements());
-    auto w = random_vec<float>(rng, p.dw_w_elements());
-    auto dy = random_vec<float>(rng, p.y_elements());
-    const double red = double(p.batch * p.out_h * p.out_w);
-    const auto want = run_conv<float>(gradrt::reference_backend(), ConvKernel::dw_bwd_filter, p, 1, x, w, dy);
-    for (simd::Isa isa : simd::supported_isas()) {
-      REQUIRE(simd::set_cpu_isa(isa));
-      CAPTURE(simd::isa_name(isa));
-      const auto got1 = run_conv<float>(gradrt::cpu_backend(), ConvKernel::dw_bwd_filter, p, 1, x, w, dy);
-      check_close(got1, want, red, std::sqrt(red), what);
-      for (int t : {2, 3}) {
-        const auto got = run_conv<float>(gradrt::cpu_backend(), ConvKernel::dw_bwd_filter, p, t, x, w, dy);
-        CHECK_MESSAGE(same_bits(got, got1), "threads changed the bits");
-      }
-    }
+    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng, {2, 3});
   }
 }
 
