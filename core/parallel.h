@@ -16,6 +16,14 @@ namespace gradrt {
 void parallel_for(const Exec& exec, int64_t n, int64_t grain,
                   const std::function<void(int64_t begin, int64_t end)>& fn);
 
+// For loops whose results do not depend on the cut (each output written by one call, no
+// cross-chunk sums): chunks are claimed guided, each max(min_grain, left / (2 * threads))
+// items, so the first ones are long runs (a thread keeps to contiguous data) and the tail
+// is cut fine: a thread that starts late or runs slow (a busy machine) delays the job by
+// at most a small chunk. One call fn(0, n) when it runs on one thread.
+void parallel_for_guided(const Exec& exec, int64_t n, int64_t min_grain,
+                         const std::function<void(int64_t begin, int64_t end)>& fn);
+
 inline int64_t num_chunks(int64_t n, int64_t grain) { return grain <= 0 ? 0 : (n + grain - 1) / grain; }
 
 // Hardware threads (>= 1); GRADRT_NUM_THREADS overrides it.

@@ -24,6 +24,11 @@ void parallel_chunks(const Exec& exec, int64_t n, int64_t grain, void* ctx,
   parallel_for(exec, n, grain, [ctx, fn](int64_t b, int64_t e) { fn(ctx, b, e); });
 }
 
+void parallel_guided(const Exec& exec, int64_t n, int64_t min_grain, void* ctx,
+                     void (*fn)(void* ctx, int64_t begin, int64_t end)) {
+  parallel_for_guided(exec, n, min_grain, [ctx, fn](int64_t b, int64_t e) { fn(ctx, b, e); });
+}
+
 namespace {
 struct AlignedFree {
   void operator()(void* p) const { std::free(p); }

@@ -286,3 +286,34 @@ TEST_CASE("threads: concurrent calls while the element limit and typed API are u
   CHECK(bad.load() == 0);
   CHECK(failed_ok.load() == 0);
 }
+
+// core/parallel.h itself: parallel_for calls every fixed chunk once; parallel_for_guided
+// covers [0, n) exactly once with chunks of at least min_grain items (the last may be
+// shorter), one call on one thread; for 1-8 threads and n smaller than the grain.
+TEST_CASE("threads: parallel_for and parallel_for_guided cover every item once") {
+  for (int threads : {1, 2, 3, 8}) {
+    for (int64_t n : {int64_t(1), int64_t(5), int64_t(97), int64_t(4096)}) {
+      for (int64_t grain : {int64_t(1), int64_t(3), int64_t(200)}) {
+        CAPTURE(threads);
+        CAPTURE(n);
+        CAPTURE(grain);
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        std::mutex m;
+        std::vector<std::pair<int64_t, int64_t>> calls;
+        auto record = [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+          std::lock_guard<std::mutex> lock(m);
+          calls.emplace_back(b, e);
+        };
+        gradrt::parallel_for(gradrt::Exec{threads}, n, grain, record);
+        for (auto [b, e] : calls) CHECK((b % grain == 0 && e == std::min(n, b + grain)));
+        CHECK(static_cast<int64_t>(calls.size()) == gradrt::num_chunks(n, grain));
+        calls.clear();
+        gradrt::parallel_for_guided(gradrt::Exec{threads}, n, grain, record);
+        for (auto [b, e] : calls) CHECK((b < e && (e - b >= grain || e == n)));
+        if (threads == 1) CHECK(calls.size() == 1);
+        for (const auto& h : hits) CHECK(h.load() == 2);
+      }
+    }
+  }
+}

@@ -32,6 +32,9 @@ namespace gradrt::simd {
 // parallel_for(exec, n, grain, fn) with fn as a plain function pointer + context.
 void parallel_chunks(const Exec& exec, int64_t n, int64_t grain, void* ctx,
                      void (*fn)(void* ctx, int64_t begin, int64_t end));
+// parallel_for_guided(exec, n, min_grain, fn), likewise.
+void parallel_guided(const Exec& exec, int64_t n, int64_t min_grain, void* ctx,
+                     void (*fn)(void* ctx, int64_t begin, int64_t end));
 // A thread-local, 64-byte aligned scratch buffer per slot, grown on demand and kept for
 // reuse (the only memory kernels obtain). Contents are unspecified. Slots let one kernel
 // hold several buffers at once; a pointer stays valid until the same thread asks the same
@@ -90,6 +93,15 @@ template <class F>
 inline void par(const Exec& exec, int64_t n, int64_t grain, F&& f) {
   using Fn = std::remove_reference_t<F>;
   parallel_chunks(exec, n, grain, const_cast<void*>(static_cast<const void*>(&f)),
+                  [](void* ctx, int64_t b, int64_t e) { (*static_cast<Fn*>(ctx))(b, e); });
+}
+
+// Calls f(begin, end) over [0, n) in guided chunks of at least min_grain items (parallel.h
+// parallel_for_guided): only for loops whose results do not depend on the cut.
+template <class F>
+inline void par_guided(const Exec& exec, int64_t n, int64_t min_grain, F&& f) {
+  using Fn = std::remove_reference_t<F>;
+  parallel_guided(exec, n, min_grain, const_cast<void*>(static_cast<const void*>(&f)),
                   [](void* ctx, int64_t b, int64_t e) { (*static_cast<Fn*>(ctx))(b, e); });
 }
 

@@ -30,7 +30,7 @@ void conv2d(const Exec& exec, const ConvParams& p, const T* x, const T* w, T* y)
   });
 
   const int64_t tiles = (npix + MR - 1) / MR;
-  par(exec, tiles, balance_grain(exec, tiles), [&](int64_t t0, int64_t t1) {
+  par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
     // Per tile: off[t*MR + i] = x offset of pixel i under tap t, or -1 for padding.
     int64_t* off = static_cast<int64_t*>(workspace(1, sizeof(int64_t) * taps * MR));
     const T** a = static_cast<const T**>(workspace(2, sizeof(T*) * taps * MR));

@@ -92,9 +92,9 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
     tiles += (p.batch * ch * cw + MR - 1) / MR;
     max_ctaps = imax(max_ctaps, nky * nkx);
   }
-  // Small chunks (~16 per thread): a tile is a few microseconds, and with 4 chunks per
-  // thread the last chunk left one thread idle for up to a quarter of a small op.
-  par(exec, tiles, balance_grain(exec, tiles, 16), [&](int64_t t0, int64_t t1) {
+  // Guided chunks down to one tile (a few microseconds): with 4 fixed chunks per thread the
+  // last chunk left one thread idle for up to a quarter of a small op.
+  par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
     // ok_r[u*MR + i]: pixel row i has dy row a_i + du[u]; ok_c likewise for columns. Tap-major,
     // so that the per-tap loop over i below vectorizes. int32, not bytes: byte stores may
     // alias anything and made GCC reload every param.

@@ -327,7 +327,7 @@ void depthwise_conv2d_native(const Exec& exec, const ConvParams& p, const T* x, 
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
   const int64_t rows = p.batch * p.out_h;
   if (rows == 0 || p.out_w == 0 || OC == 0) return;
-  par(exec, rows, balance_grain(exec, rows), [&](int64_t r0, int64_t r1) {
+  par_guided(exec, rows, 1, [&](int64_t r0, int64_t r1) {
     const T** src = static_cast<const T**>(workspace(1, sizeof(T*) * 2 * (taps + 1)));
     const T** wt = src + taps + 1;
     int64_t* off = static_cast<int64_t*>(workspace(2, sizeof(int64_t) * (taps + 1)));

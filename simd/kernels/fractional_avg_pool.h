@@ -14,7 +14,7 @@ void fractional_avg_pool(const Exec& exec, const FracPoolParams& p, const T* x, 
   constexpr int64_t L = V::width;
   const int64_t C = p.channels, rows = p.batch * p.out_h;
   if (rows == 0 || p.out_w == 0 || C == 0) return;
-  par(exec, rows, balance_grain(exec, rows), [&](int64_t q0, int64_t q1) {
+  par_guided(exec, rows, 1, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t n = q / p.out_h, r = q % p.out_h;
       const int64_t rs = p.row_start(r), re = p.row_end(r);

@@ -33,7 +33,7 @@ void fractional_avg_pool_grad(const Exec& exec, const FracPoolParams& p, const T
     cr[2 * j] = c;
     cr[2 * j + 1] = e;
   }
-  par(exec, rows, balance_grain(exec, rows), [&](int64_t q0, int64_t q1) {
+  par_guided(exec, rows, 1, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t n = q / p.in_h, i = q % p.in_h;
       for (int64_t j = 0; j < p.in_w; ++j) {
