@@ -4,7 +4,11 @@
 on .npy inputs written here (stdlib only), its median_ms next to the oneDNN times that
 gradrt_bench wrote to bench/results.csv in the same session, and the geometric means per group.
 
-    bench/cli_medians.py build/gradrt [--csv bench/results.csv] [--repeat 50] [--threads 1,2]
+    bench/cli_medians.py build/gradrt [--csv bench/results.csv] [--repeat 50] [--threads 1,2] [--rounds 3]
+
+With --rounds R every row is run R times, the rounds interleaved over all rows (a noisy stretch
+of the machine then hits one round of many rows, not every round of one row), and the median of
+the R medians is reported.
 """
 import argparse, csv, json, math, os, random, struct, subprocess, sys, tempfile
 from collections import defaultdict
@@ -66,43 +70,56 @@ def main():
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--batch", default="1,8")
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     onednn = {}
     if os.path.exists(a.csv):
         for r in csv.DictReader(open(a.csv)):
             onednn[(int(r["threads"]), r["op"], r["shape"], int(r["batch"]))] = float(r["onednn_nhwc_ms"])
     tmp = tempfile.mkdtemp(prefix="gradrt-cli-")
-    print("threads op                                   shape                  batch | cli median ms | oneDNN NHWC ms | ratio")
+    rows = []  # (threads, group, op, label, batch, argv)
     for t in [int(v) for v in a.threads.split(",")]:
-        ratios = defaultdict(list)
         for b in [int(v) for v in a.batch.split(",")]:
-            for group, op, label, inputs, attrs in cases(b):
-                args = [a.gradrt, "run", op, "--backend", "cpu", "--threads", str(t),
-                        "--out", os.path.join(tmp, "out")]
+            for i, (group, op, label, inputs, attrs) in enumerate(cases(b)):
+                d = os.path.join(tmp, "b%d_%d" % (b, i))
+                os.makedirs(d, exist_ok=True)
+                args = [a.gradrt, "run", op, "--backend", "cpu", "--threads", str(t), "--out", os.path.join(d, "out")]
                 for name, (shape, dtype, values) in inputs.items():
-                    path = os.path.join(tmp, name + ".npy")
-                    write_npy(path, shape, dtype, values)
+                    path = os.path.join(d, name + ".npy")
+                    if not os.path.exists(path):
+                        write_npy(path, shape, dtype, values)
                     args += ["--input", "%s=%s" % (name, path)]
                 for k, v in attrs.items():
                     args += ["--attr", "%s=%s" % (k, json.dumps(v))]
-                def median_ms(repeat):
-                    r = subprocess.run(args + ["--repeat", str(repeat)], capture_output=True, text=True)
-                    if r.returncode != 0:
-                        sys.exit("%s failed: %s" % (" ".join(args), r.stderr.strip()))
-                    return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
-                # --repeat N at least, and enough runs to fill ~300 ms: a 2 ms loop of small ops
-                # would be timed on cores still waking up (the bench warms each side 100 ms).
-                ms = median_ms(max(a.repeat, min(20000, int(300 / max(median_ms(5), 1e-3)))))
-                ref = onednn.get((t, op, label, b))
-                ratio = ref / ms if ref else None
-                if ratio:
-                    ratios[group].append(ratio)
-                print("%7d %-36s %-22s %5d | %13.3f | %14s | %5s" % (
-                    t, op, label, b, ms, "%.3f" % ref if ref else "-", "%.2f" % ratio if ratio else "-"))
-        for g, v in sorted(ratios.items()):
-            print("geomean oneDNN NHWC / gradrt CLI, %-9s threads=%d: %.2f (%d shapes)" % (
-                g, t, math.exp(sum(map(math.log, v)) / len(v)), len(v)))
+                rows.append((t, group, op, label, b, args))
 
+    def median_ms(args, repeat):
+        r = subprocess.run(args + ["--repeat", str(repeat)], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("%s failed: %s" % (" ".join(args), r.stderr.strip()))
+        return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+
+    # --repeat N at least, and enough runs to fill ~300 ms: a 2 ms loop of small ops would be
+    # timed on cores still waking up (the bench warms each side 100 ms).
+    repeats = [max(a.repeat, min(20000, int(300 / max(median_ms(args, 5), 1e-3)))) for *_, args in rows]
+    runs = [[] for _ in rows]
+    for _ in range(a.rounds):
+        for i, (*_, args) in enumerate(rows):
+            runs[i].append(median_ms(args, repeats[i]))
+
+    print("threads op                                   shape                  batch | cli median ms | oneDNN NHWC ms | ratio")
+    ratios = defaultdict(list)
+    for (t, group, op, label, b, _), ms_list in zip(rows, runs):
+        ms = sorted(ms_list)[len(ms_list) // 2]
+        ref = onednn.get((t, op, label, b))
+        ratio = ref / ms if ref else None
+        if ratio:
+            ratios[(t, group)].append(ratio)
+        print("%7d %-36s %-22s %5d | %13.3f | %14s | %5s" % (
+            t, op, label, b, ms, "%.3f" % ref if ref else "-", "%.2f" % ratio if ratio else "-"))
+    for (t, g), v in sorted(ratios.items()):
+        print("geomean oneDNN NHWC / gradrt CLI, %-9s threads=%d: %.2f (%d shapes)" % (
+            g, t, math.exp(sum(map(math.log, v)) / len(v)), len(v)))
 
 if __name__ == "__main__":
     main()
