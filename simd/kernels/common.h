@@ -105,6 +105,18 @@ inline void par_guided(const Exec& exec, int64_t n, int64_t min_grain, F&& f) {
                   [](void* ctx, int64_t b, int64_t e) { (*static_cast<Fn*>(ctx))(b, e); });
 }
 
+// Software prefetch of the 64-byte lines of [p, p + bytes) (a hint: no effect on results).
+template <class Arch>
+inline void prefetch_lines(const void* p, int64_t bytes) {
+#if defined(__GNUC__) && !defined(__wasm__)
+  const char* c = static_cast<const char*>(p);
+  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, 0, 3);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 constexpr int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 constexpr int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 

@@ -134,6 +134,15 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
                             aa + du[0] < out_h && bb + dv[nkx - 1] >= 0 && bb + MR - 1 + dv[0] < out_w;
       if (interior) {
         const int64_t off0 = ((n * out_h + aa) * out_w + bb) * out_c;
+        if (bb + 2 * MR <= cw && bb + 2 * MR - 1 + dv[0] < out_w) {
+          // The next tile of this class row (MR pixels on), if interior in x: its dy lines under
+          // every tap row. Each tile's fresh dy row (the bottom tap's) otherwise arrives as
+          // 12 streams of 4 lines, too short for the hardware prefetchers: 1 thread, 3x3 s1
+          // 56x56x64 -> 64, per image: batch 8 1.24 -> 1.15 ms, batch 1 1.08 -> 1.07 ms.
+          const int64_t span = (MR + dv[0] - dv[nkx - 1]) * out_c * int64_t(sizeof(T));
+          for (int64_t u = 0; u < nky; ++u)
+            prefetch_lines<Arch>(dy + off0 + MR * out_c + du[u] * row_c + dv[nkx - 1] * out_c, span);
+        }
         T* c0 = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
         for (int64_t i = 0; i < MR; ++i) c[i] = c0 + i * sw * in_c;
         for (int64_t g = 0; g < groups; ++g) {

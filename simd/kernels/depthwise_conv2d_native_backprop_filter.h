@@ -75,18 +75,6 @@ void dwf_combine(const Exec& exec, const T* part, int64_t chunks, int64_t nw, T*
   }
 }
 
-// Software prefetch of the 64-byte lines of [p, p + bytes) (a hint: no effect on results).
-template <class Arch>
-inline void dw_prefetch(const void* p, int64_t bytes) {
-#if defined(__GNUC__) && !defined(__wasm__)
-  const char* c = static_cast<const char*>(p);
-  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, 0, 3);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-
 // 3x3 taps, dilation 1, M == 1, column step S (1 or 2), NV (1 or 2) adjacent vectors of
 // channels from c over the output rows [r0, r1) of one reduction chunk: out[t*C + v*L] =
 // sum over the rows, r ascending, of each row's sum (t = ky*3 + kx). Channel-vector-major,
@@ -128,8 +116,8 @@ GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* d
     if (pf && r + 1 < r1) {
       // x rows iy0 + 3 .. iy0 + 2 + stride_h of this image (contiguous), and dy row r + 1.
       const int64_t ya = imax(0, iy0 + 3), yb = imin(p.in_h, iy0 + 3 + p.stride_h);
-      if (yb > ya) dw_prefetch<Arch>(x + ((n * p.in_h + ya) * W) * C, (yb - ya) * W * C * int64_t(sizeof(T)));
-      dw_prefetch<Arch>(dy + (r + 1) * OW * C, OW * C * int64_t(sizeof(T)));
+      if (yb > ya) prefetch_lines<Arch>(x + ((n * p.in_h + ya) * W) * C, (yb - ya) * W * C * int64_t(sizeof(T)));
+      prefetch_lines<Arch>(dy + (r + 1) * OW * C, OW * C * int64_t(sizeof(T)));
     }
     // Pixel j, ky in [k0, k1), every kx inside x.
     auto pixel = [&](int64_t j, int k0, int k1) {
@@ -256,8 +244,8 @@ bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy,
         // its own first item does not prefetch.
         const int64_t n1 = r1 / p.out_h, y0 = (r1 % p.out_h) * p.stride_h - p.pad_top;
         const int64_t ya = imax(0, y0), yb = imin(p.in_h, y0 + 3);
-        if (yb > ya) dw_prefetch<Arch>(x + (n1 * p.in_h + ya) * p.in_w * C, (yb - ya) * p.in_w * C * int64_t(sizeof(T)));
-        dw_prefetch<Arch>(dy + r1 * p.out_w * C, p.out_w * C * int64_t(sizeof(T)));
+        if (yb > ya) prefetch_lines<Arch>(x + (n1 * p.in_h + ya) * p.in_w * C, (yb - ya) * p.in_w * C * int64_t(sizeof(T)));
+        prefetch_lines<Arch>(dy + r1 * p.out_w * C, p.out_w * C * int64_t(sizeof(T)));
       }
       if (NV == 2 && c + 2 * L <= C) {
         if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
