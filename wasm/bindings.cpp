@@ -8,6 +8,10 @@
 //   gradrt_outputs_json()                       outputs of the last successful run:
 //                                               [[name, dtype, [dims], addr, bytes], ...]
 //   gradrt_release_outputs()                    frees them
+//   gradrt_hold_output(i)                       keeps output i of the last run alive past
+//                                               gradrt_release_outputs (zero-copy heap
+//                                               tensors; 0 if there is none with data)
+//   gradrt_free_held(addr)                      frees a held output by its data address
 //   gradrt_set_threads(n)                       threads for later runs (1 unless built with
 //                                               -pthread); returns the count now in effect
 // Strings are UTF-8, NUL-terminated; attrs_json and backend may be 0 ("{}", "auto").
@@ -17,6 +21,7 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "abi.h"
@@ -37,6 +42,7 @@ struct State {
   std::string outputs_json;
   std::string info_json;
   std::string message;
+  std::unordered_map<uintptr_t, gradrt::Tensor> held;  // by data address
 };
 
 State& state() {
@@ -163,6 +169,17 @@ EMSCRIPTEN_KEEPALIVE double gradrt_set_min_thread_work_ns(double ns) {
   gradrt::set_min_thread_work_ns(static_cast<int64_t>(ns));
   return static_cast<double>(gradrt::min_thread_work_ns());
 }
+
+EMSCRIPTEN_KEEPALIVE int gradrt_hold_output(uint32_t index) {
+  State& st = state();
+  if (index >= st.outputs.size() || st.outputs[index].second.data() == nullptr) return 0;
+  gradrt::Tensor& t = st.outputs[index].second;
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(t.data());
+  st.held.emplace(addr, std::move(t));  // the moved-from tensor in outputs owns nothing
+  return 1;
+}
+
+EMSCRIPTEN_KEEPALIVE void gradrt_free_held(uintptr_t addr) { state().held.erase(addr); }
 
 EMSCRIPTEN_KEEPALIVE void gradrt_release_outputs() {
   State& st = state();

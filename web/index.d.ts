@@ -30,7 +30,21 @@ export type TensorLike =
 export type AttrValue = boolean | number | string | Array<number | string | boolean> | Int32Array | Float64Array;
 export type Attrs = Record<string, AttrValue>;
 
-export type Inputs = Record<string, TensorLike>;
+/** A tensor in a runtime's wasm memory (Runtime.tensor(), or runOp with { heap: true }):
+ * runOp reads it in place as an input and writes heap outputs without copying them out.
+ * `data` is a fresh view on every read (a later runOp may grow the wasm memory, which
+ * detaches older views). dispose() frees it; a tensor garbage collected undisposed is freed
+ * then. Using it after dispose(), or with another runtime, throws InvalidArgument. */
+export class HeapTensor<D extends DType = DType> {
+  readonly dtype: D;
+  readonly shape: readonly number[];
+  readonly data: DataOf[D];
+  readonly disposed: boolean;
+  dispose(): void;
+  private constructor();
+}
+
+export type Inputs = Record<string, TensorLike | HeapTensor>;
 /** Outputs by TensorFlow name, in the op's output order. */
 export type Outputs = Record<string, Tensor>;
 
@@ -38,7 +52,7 @@ export type Outputs = Record<string, Tensor>;
  * dtype (DataOf) with exactly its element count (any offset into any buffer), or a tensor
  * whose data is one (its dtype, if given, must match; its shape is not read). null drops
  * the output: no copy, and no key in the result. */
-export type OutputDestination = DataOf[DType] | { dtype?: DType; shape?: number[]; data: DataOf[DType] } | null;
+export type OutputDestination = DataOf[DType] | { dtype?: DType; shape?: number[]; data: DataOf[DType] } | HeapTensor | null;
 
 export interface RunOptions {
   /** 'auto' (default), 'cpu' or 'reference'. */
@@ -48,6 +62,9 @@ export interface RunOptions {
    * type or size, or an unknown output name, throws InvalidArgument before anything is
    * written. Outputs not named here are fresh arrays, as without the option. */
   outputs?: Record<string, OutputDestination>;
+  /** Return the outputs not named in `outputs` as HeapTensors (their buffers stay in the
+   * wasm memory: no copy; dispose() each). */
+  heap?: boolean;
 }
 
 export interface OpInfo {
@@ -102,12 +119,16 @@ export interface Runtime {
   /** Threads each op uses: init's threads where the threaded build was loaded, else 1. */
   readonly threads: number;
   readonly version: string;
-  /** Runs an op by its TensorFlow name; throws GradrtError. */
+  /** Runs an op by its TensorFlow name; throws GradrtError. With { heap: true } the outputs
+   * are HeapTensors (except those written into typed-array destinations). */
+  runOp(op: string, inputs: Inputs, attrs: Attrs | undefined, options: RunOptions & { heap: true }): Record<string, HeapTensor | Tensor>;
   runOp(op: string, inputs: Inputs, attrs?: Attrs, options?: RunOptions): Outputs;
   ops(): OpInfo[];
   backends(): BackendInfo[];
   /** Size of the wasm linear memory in bytes (diagnostic). */
   heapBytes(): number;
+  /** A tensor in this runtime's wasm memory, a copy of `data` if given, else zeros. */
+  tensor<D extends DType>(dtype: D, shape: number[], data?: DataOf[D] | number[]): HeapTensor<D>;
   /** Ends the runtime (terminates the threaded build's workers); later runOp calls throw
    * GradrtError 'Unavailable'. Not needed for Node to exit: idle workers do not hold it. */
   dispose(): void;

@@ -8,6 +8,7 @@ import { load, hasWasmSimd, canUseThreads } from './loader.js';
 import { Runtime } from './runtime.js';
 
 export { GradrtError } from './errors.js';
+export { HeapTensor } from './heap_tensor.js';
 export { hasWasmSimd, canUseThreads };
 
 // options: { wasmPath?: string | URL (folder with the .wasm files; default: the package's

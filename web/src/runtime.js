@@ -1,8 +1,9 @@
-// The Runtime that init() returns: runOp, ops(), camelCase helpers, over the C ABI of
-// wasm/bindings.cpp (tensor copies in, one gradrt_run call, tensor copies out: into fresh
-// typed arrays, or into the caller's own with options.outputs).
+// The Runtime that init() returns: runOp, ops(), tensor(), camelCase helpers, over the C ABI
+// of wasm/bindings.cpp (tensor copies in, one gradrt_run call, tensor copies out: into fresh
+// typed arrays, or into the caller's own with options.outputs; HeapTensors skip the copies).
 import { CODES, GradrtError, invalid } from './errors.js';
-import { DTYPES, attrsJson, toTensor } from './tensor.js';
+import { HeapTensor, heapState } from './heap_tensor.js';
+import { DTYPES, attrsJson, checkDtypeShape, toTensor } from './tensor.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -63,30 +64,63 @@ export class Runtime {
     return this.#heap().length;
   }
 
-  // options: { backend?: 'auto' | 'cpu' | 'reference', outputs?: { name: destination | null } }
-  // outputs: per output name, a typed array of the output's dtype and exact element count
-  // (or a tensor { data }) that receives the result instead of a fresh array, or null to
-  // drop that output (no copy, left out of the result). Other outputs as by default.
-  runOp(op, inputs, attrs = {}, options = {}) {
+  // A tensor in this runtime's wasm memory (see heap_tensor.js): data copied from `data` (a
+  // typed array of the dtype, or numbers) if given, else zeros.
+  tensor(dtype, shape, data) {
+    this.#usable();
+    const label = 'tensor()';
+    const { Ctor, dims, count } = checkDtypeShape(label, dtype, shape);
+    const src = data === undefined ? null : toTensor('tensor() data', { dtype, shape: dims, data }).data;
+    const bytes = count * Ctor.BYTES_PER_ELEMENT;
+    if (bytes > MAX_BYTES) throw new GradrtError('ResourceExhausted', `${label}: cannot allocate ${bytes} bytes in the wasm heap`);
+    const m = this.#m;
+    const ptr = bytes ? m._gradrt_alloc(bytes) : 0;
+    if (bytes && !ptr) throw new GradrtError('ResourceExhausted', `${label}: cannot allocate ${bytes} bytes in the wasm heap`);
+    const heap = this.#heap(); // after the allocation, which may grow it
+    if (src) heap.set(new Uint8Array(src.buffer, src.byteOffset, bytes), ptr);
+    else heap.fill(0, ptr, ptr + bytes);
+    return new HeapTensor(this, dtype, dims, ptr, bytes, () => this.#heap().buffer, bytes ? () => m._gradrt_dealloc(ptr) : null);
+  }
+
+  #usable() {
     if (this.#broken === DISPOSED) throw new GradrtError('Unavailable', 'gradrt runtime was disposed; call init() again');
     if (this.#broken) throw new GradrtError('Internal', `gradrt runtime is unusable after an earlier trap (${this.#broken}); call init() again`);
+  }
+
+  // options: { backend?: 'auto' | 'cpu' | 'reference', outputs?: { name: destination | null },
+  //            heap?: boolean }
+  // outputs: per output name, a typed array of the output's dtype and exact element count
+  // (or a tensor { data }, or a HeapTensor of this runtime) that receives the result instead
+  // of a fresh array, or null to drop that output (no copy, left out of the result). heap:
+  // the other outputs come back as HeapTensors (no copy; the caller disposes them).
+  runOp(op, inputs, attrs = {}, options = {}) {
+    this.#usable();
     if (typeof op !== 'string') throw invalid('op must be a string (a TensorFlow op name)');
     if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) throw invalid('inputs must be an object { name: tensor }');
     const backend = options && options.backend !== undefined ? options.backend : 'auto';
     if (typeof backend !== 'string') throw invalid('options.backend must be a string');
     const into = options && options.outputs !== undefined ? this.#destinations(op, options.outputs) : null;
-    const tensors = Object.entries(inputs).map(([name, value]) => [name, toTensor(name, value)]);
+    const heapOut = Boolean(options && options.heap);
+    // A HeapTensor input is read in place: { dtype, shape, ptr, bytes } instead of data.
+    const tensors = Object.entries(inputs).map(([name, value]) => {
+      const h = heapState(value);
+      if (!h) return [name, toTensor(name, value)];
+      if (h.owner !== this) throw invalid(`input '${name}': a HeapTensor of another runtime`);
+      if (!h.alive) throw invalid(`input '${name}': the HeapTensor was disposed`);
+      return [name, { dtype: value.dtype, shape: value.shape, ptr: h.ptr, bytes: h.bytes }];
+    });
     const json = attrsJson(attrs);
 
     // One scratch block of the heap holds the call's arguments, kept across calls (see
     // #reserve): the input table (float64 records, see wasm/abi.h), then each input's data
-    // (16-byte aligned), then the NUL-terminated UTF-8 strings (op, attrs, backend, input
-    // names), each given room for 3 bytes per UTF-16 unit, UTF-8's worst case.
+    // (16-byte aligned; not for HeapTensors), then the NUL-terminated UTF-8 strings (op,
+    // attrs, backend, input names), each given room for 3 bytes per UTF-16 unit.
     const strings = [op, json, backend, ...tensors.map(([name]) => name)];
     let tableLen = 0;
     for (const [, t] of tensors) tableLen += 5 + t.shape.length;
     let size = tableLen * 8;
     const dataOff = tensors.map(([, t]) => {
+      if (t.ptr !== undefined) return -1;
       const at = align16(size);
       size = at + t.data.byteLength;
       return at;
@@ -112,18 +146,20 @@ export class Runtime {
       const table = new Float64Array(heap.buffer, base, tableLen);
       let k = 0;
       tensors.forEach(([, t], i) => {
-        const bytes = t.data.byteLength;
-        table.set([ptrs[3 + i], dtypeCode(this.#info, t.dtype), t.shape.length, bytes ? base + dataOff[i] : 0, bytes], k);
+        const inHeap = t.ptr !== undefined;
+        const bytes = inHeap ? t.bytes : t.data.byteLength;
+        const addr = !bytes ? 0 : inHeap ? t.ptr : base + dataOff[i];
+        table.set([ptrs[3 + i], dtypeCode(this.#info, t.dtype), t.shape.length, addr, bytes], k);
         table.set(t.shape, k + 5);
         k += 5 + t.shape.length;
-        if (bytes) heap.set(new Uint8Array(t.data.buffer, t.data.byteOffset, bytes), base + dataOff[i]);
+        if (bytes && !inHeap) heap.set(new Uint8Array(t.data.buffer, t.data.byteOffset, bytes), addr);
       });
 
       const code = this.#call(() => m._gradrt_run(ptrs[0], ptrs[1], tableLen ? base : 0, tableLen, ptrs[2]));
       if (code !== 0) {
         throw new GradrtError(CODES[code] || 'Internal', this.#string(m._gradrt_error_message()));
       }
-      return this.#outputs(op, into);
+      return this.#outputs(op, into, heapOut);
     } finally {
       if (!this.#broken) m._gradrt_release_outputs();
     }
@@ -150,22 +186,27 @@ export class Runtime {
   // options.outputs -> Map(name -> typed array | null), checked against the op's outputs.
   #destinations(op, outputs) {
     if (outputs === null || typeof outputs !== 'object' || Array.isArray(outputs)) {
-      throw invalid('options.outputs must be an object { outputName: typedArray | tensor | null }');
+      throw invalid('options.outputs must be an object { outputName: typedArray | tensor | HeapTensor | null }');
     }
     const info = this.#info.ops.find((o) => o.name === op);
     const map = new Map();
     for (const [name, dest] of Object.entries(outputs)) {
       if (dest === undefined) continue;
       if (info && !info.outputs.includes(name)) throw invalid(`options.outputs: ${op} has no output '${name}' (it has ${info.outputs.join(', ')})`);
+      const h = heapState(dest);
       if (dest === null) map.set(name, null);
-      else if (ArrayBuffer.isView(dest) && !(dest instanceof DataView)) map.set(name, { data: dest });
+      else if (h) {
+        if (h.owner !== this) throw invalid(`options.outputs.${name}: a HeapTensor of another runtime`);
+        if (!h.alive) throw invalid(`options.outputs.${name}: the HeapTensor was disposed`);
+        map.set(name, { heap: dest, dtype: dest.dtype, ptr: h.ptr, bytes: h.bytes });
+      } else if (ArrayBuffer.isView(dest) && !(dest instanceof DataView)) map.set(name, { data: dest });
       else if (typeof dest === 'object' && ArrayBuffer.isView(dest.data) && !(dest.data instanceof DataView)) map.set(name, { data: dest.data, dtype: dest.dtype });
       else throw invalid(`options.outputs.${name}: expected a typed array, a tensor { dtype, shape, data } or null`);
     }
     return map;
   }
 
-  #outputs(op, into) {
+  #outputs(op, into, heapOut) {
     const m = this.#m;
     const described = JSON.parse(this.#string(m._gradrt_outputs_json()));
     // Check every destination before writing any (all or nothing).
@@ -175,6 +216,12 @@ export class Runtime {
       const dtype = this.#info.dtypes[code];
       const Ctor = DTYPES[dtype];
       const count = bytes / Ctor.BYTES_PER_ELEMENT;
+      if (dest.heap) {
+        if (dest.dtype !== dtype || dest.bytes !== bytes) {
+          throw invalid(`options.outputs.${name}: ${op} gives a ${dtype} tensor of shape [${shape.join(', ')}], which needs a HeapTensor of that dtype and ${count} elements, got ${dest.dtype} [${dest.heap.shape.join(', ')}]`);
+        }
+        continue;
+      }
       if (!(dest.data instanceof Ctor) || (dest.dtype !== undefined && dest.dtype !== dtype) || dest.data.length !== count) {
         const got = `${dest.data.constructor.name}(${dest.data.length})${dest.dtype !== undefined ? ` of dtype ${dest.dtype}` : ''}`;
         throw invalid(`options.outputs.${name}: ${op} gives a ${dtype} tensor of shape [${shape.join(', ')}], which needs a ${Ctor.name}(${count}), got ${got}`);
@@ -183,11 +230,23 @@ export class Runtime {
     const heap = this.#heap();
     const shared = !(heap.buffer instanceof ArrayBuffer);
     const result = {};
-    for (const [name, code, shape, ptr, bytes] of described) {
+    described.forEach(([name, code, shape, ptr, bytes], index) => {
       const dtype = this.#info.dtypes[code];
       const Ctor = DTYPES[dtype];
       const dest = into ? into.get(name) : undefined;
-      if (dest === null) continue; // dropped by the caller
+      if (dest === null) return; // dropped by the caller
+      if (dest && dest.heap) {
+        heap.copyWithin(dest.ptr, ptr, ptr + bytes);
+        result[name] = dest.heap;
+        return;
+      }
+      if (heapOut && !dest) {
+        // The output's own buffer, kept past gradrt_release_outputs until disposed.
+        if (bytes > 0 && m._gradrt_hold_output(index) !== 1) throw new GradrtError('Internal', `${op}: cannot keep output '${name}'`);
+        result[name] = new HeapTensor(this, dtype, shape, bytes ? ptr : 0, bytes, () => this.#heap().buffer,
+          bytes ? () => m._gradrt_free_held(ptr) : null);
+        return;
+      }
       let data;
       if (dest) {
         data = dest.data;
@@ -200,7 +259,7 @@ export class Runtime {
         data = new Ctor(heap.buffer.slice(ptr, ptr + bytes)); // one copy, no zero-fill
       }
       result[name] = { dtype, shape, data };
-    }
+    });
     return result;
   }
 

@@ -60,6 +60,13 @@ function checkShape(label, shape) {
   return { dims, count };
 }
 
+// -> { Ctor: the dtype's typed array class, dims: number[], count }
+export function checkDtypeShape(label, dtype, shape) {
+  const Ctor = Object.prototype.hasOwnProperty.call(DTYPES, dtype) ? DTYPES[dtype] : null;
+  if (!Ctor) throw invalid(`${label}: unknown dtype ${JSON.stringify(dtype)} (one of ${Object.keys(DTYPES).join(', ')})`);
+  return { Ctor, ...checkShape(label, shape) };
+}
+
 // -> { dtype, shape: number[], data: typed array of the dtype }
 export function toTensor(name, value) {
   const label = `input '${name}'`;
@@ -72,9 +79,7 @@ export function toTensor(name, value) {
   }
   if (value === null || typeof value !== 'object') throw invalid(`${label}: expected a tensor { dtype, shape, data }`);
   const { dtype } = value;
-  const Ctor = Object.prototype.hasOwnProperty.call(DTYPES, dtype) ? DTYPES[dtype] : null;
-  if (!Ctor) throw invalid(`${label}: unknown dtype ${JSON.stringify(dtype)} (one of ${Object.keys(DTYPES).join(', ')})`);
-  const { dims, count } = checkShape(label, value.shape);
+  const { Ctor, dims, count } = checkDtypeShape(label, dtype, value.shape);
   let { data } = value;
   if (Array.isArray(data) && (dtype === 'int32' || dtype === 'int64')) data = integers(label, data, dtype);
   else if (Array.isArray(data) && (dtype === 'float32' || dtype === 'float64')) data = Ctor.from(data);
