@@ -191,6 +191,106 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t n
   }
 }
 
+// Filter gradient as dwf_wasm, but one filter row per pass and V = 2 channel vectors (8
+// channels) per step: K*V accumulators + D*V dy vectors + x + temp (S = 2: 12 live vectors,
+// S = 1: 14). The second vector's loads sit at +16 bytes, an immediate of the wasm load, so
+// a step costs the same address adds as one vector (dwf_wasm's R*K = 9 accumulators of one
+// vector need one running pointer per source row). Pass (c, r) over the nr rows:
+//   acc[r*K + k][c..c+4V) += sum_i sum_j dy_i[j*C + c] * row_i[r][(j*S + o + k)*C + c],
+// each tap's sum over i, then j, ascending from zero, then added to acc: the same additions
+// in the same order as dwf_wasm (the taps are independent), so the same bits.
+// The passes run channel block outer, filter row inner: the R passes of a block read the
+// same dy lines and overlapping x lines, in L1.
+template <int K, int S, int V>
+__attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64_t o, int64_t nj, int64_t u0, int64_t u1,
+                                                         int64_t src_w, int64_t C, const float* dy0, float* const* acc,
+                                                         int64_t c, int64_t nr, int64_t xrs, int64_t dys,
+                                                         int64_t never) {
+  constexpr int D = (K - 1) / S + 1;
+  v128_t a[V][K], d[V][D];
+#pragma clang loop unroll(full)
+  for (int v = 0; v < V; ++v)
+#pragma clang loop unroll(full)
+    for (int k = 0; k < K; ++k) a[v][k] = wasm_f32x4_splat(0.0f);
+  for (int64_t ri = 0; ri < nr; ++ri) {
+    const float* rw = rw0 + ri * xrs;
+    const float* dyr = dy0 + ri * dys;
+#pragma clang loop unroll(full)
+    for (int v = 0; v < V; ++v)
+#pragma clang loop unroll(full)
+      for (int i = 0; i < D; ++i) d[v][i] = wasm_f32x4_splat(0.0f);
+    auto checked = [&](int64_t p) __attribute__((always_inline)) {
+#pragma clang loop unroll(full)
+      for (int v = 0; v < V; ++v) {
+        dw_wasm_shift_up<D>(d[v]);
+        d[v][0] = p < nj ? wasm_v128_load(dyr + p * C + 4 * v) : wasm_f32x4_splat(0.0f);
+      }
+#pragma clang loop unroll(full)
+      for (int s = 0; s < S; ++s) {
+        const int64_t q = p * S + o + s;
+        if (q < 0 || q >= src_w) continue;
+#pragma clang loop unroll(full)
+        for (int v = 0; v < V; ++v) {
+          const v128_t x = wasm_v128_load(rw + q * C + 4 * v);
+#pragma clang loop unroll(full)
+          for (int k = s; k < K; k += S) {
+            const int64_t pp = p - (k - s) / S;
+            if (pp >= 0 && pp < nj) a[v][k] = wasm_f32x4_add(a[v][k], wasm_f32x4_mul(d[v][(k - s) / S], x));
+          }
+        }
+      }
+    };
+    int64_t p = 0;
+    for (; p < imin(u0, u1); ++p) checked(p);
+    const float* s0 = rw + (p * S + o) * C;
+    const float* dq = dyr + p * C;
+    for (; p < u1; ++p) {
+      if (V == 1)
+        for (int64_t i = never; i > p; --i) asm volatile("");
+#pragma clang loop unroll(full)
+      for (int v = 0; v < V; ++v) {
+        dw_wasm_shift_up<D>(d[v]);
+        d[v][0] = wasm_v128_load(dq + 4 * v);
+      }
+      dq += C;
+#pragma clang loop unroll(full)
+      for (int s = 0; s < S; ++s)
+#pragma clang loop unroll(full)
+        for (int v = 0; v < V; ++v) {
+          const v128_t x = wasm_v128_load(s0 + s * C + 4 * v);
+#pragma clang loop unroll(full)
+          for (int k = s; k < K; k += S) a[v][k] = wasm_f32x4_add(a[v][k], wasm_f32x4_mul(d[v][(k - s) / S], x));
+        }
+      s0 += S * C;
+    }
+    for (; p < nj + D - 1; ++p) checked(p);
+  }
+#pragma clang loop unroll(full)
+  for (int v = 0; v < V; ++v)
+#pragma clang loop unroll(full)
+    for (int k = 0; k < K; ++k)
+      wasm_v128_store(acc[k] + c + 4 * v, wasm_f32x4_add(wasm_v128_load(acc[k] + c + 4 * v), a[v][k]));
+}
+
+// R filter rows (row[r], acc[r*K ..]), channels c < cv (multiple of 4): blocks of 8
+// channels, then one of 4 (cv % 8 == 4).
+template <int K, int S>
+GRADRT_SIMD_NOINLINE void dwf2_wasm(const float* const* row, int64_t R, int64_t o, int64_t nj, int64_t src_w,
+                                    int64_t C, const float* dy, float* const* acc, int64_t cv, int64_t nr, int64_t xrs,
+                                    int64_t dys) {
+  constexpr int D = (K - 1) / S + 1;
+  // Unchecked steps, as in dwf_wasm.
+  const int64_t u0 = imax(D - 1, (-o + S - 1) / S), u1 = imax(u0, imin(nj, floordiv(src_w - o - S, S) + 1));
+  const int64_t never = kDwWasmNever;
+  int64_t c = 0;
+  for (; c + 8 <= cv; c += 8)
+    for (int64_t r = 0; r < R; ++r)
+      dwf_wasm_pass<K, S, 2>(row[r] + c, o, nj, u0, u1, src_w, C, dy + c, acc + r * K, c, nr, xrs, dys, never);
+  if (c < cv)
+    for (int64_t r = 0; r < R; ++r)
+      dwf_wasm_pass<K, S, 1>(row[r] + c, o, nj, u0, u1, src_w, C, dy + c, acc + r * K, c, nr, xrs, dys, never);
+}
+
 // The filter gradient (3x3, dilation 1, M == 1, column stride 1 or 2, C % 4 == 0) as chunk
 // partials, for the caller to combine in chunk order: returns *chunks partials of 9*C floats
 // (workspace slot 0), or nullptr for other shapes (the caller takes the generic path). Rows
@@ -224,16 +324,12 @@ inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const
   const int64_t rows = p.batch * p.out_h, nw = 9 * C;
   if (rows == 0 || OW == 0) return nullptr;
   const int64_t grain = reduction_grain(rows, 2, 16), chunks = nchunks(rows, grain);
-  // Interior columns: every kx inside x for j in [j_lo, j_hi) (ix = j*S - pl + kx).
   const int64_t S = p.stride_w;
-  const int64_t j_lo = imin(OW, (p.pad_left + S - 1) / S);
-  const int64_t j_hi = imax(j_lo, imin(OW, floordiv(W - 3 + p.pad_left, S) + 1));
   float* part = static_cast<float*>(workspace(0, sizeof(float) * (chunks * nw + 1)));
-  using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
-                      float* const*, int64_t, int64_t, int64_t, int64_t);
+  using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, const float*, float* const*,
+                      int64_t, int64_t, int64_t, int64_t);
   // Through a volatile function pointer, as in dwf_row (Binaryen would inline them).
-  static Fn volatile const kFns[2][3] = {{&dwf_wasm<1, 3, 1>, &dwf_wasm<2, 3, 1>, &dwf_wasm<3, 3, 1>},
-                                         {&dwf_wasm<1, 3, 2>, &dwf_wasm<2, 3, 2>, &dwf_wasm<3, 3, 2>}};
+  static Fn volatile const kFns[2] = {&dwf2_wasm<3, 1>, &dwf2_wasm<3, 2>};
   const int64_t xrs = p.stride_h * W * C, dys = OW * C;
   par(exec, rows, grain, [&](int64_t r0, int64_t r1) {
     float* out = part + (r0 / grain) * nw;
@@ -253,7 +349,7 @@ inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const
           rws[ky - k0] = xr + ky * W * C;
           for (int kx = 0; kx < 3; ++kx) acc[(ky - k0) * 3 + kx] = out + (ky * 3 + kx) * C;
         }
-        kFns[S - 1][k1 - k0 - 1](rws, -p.pad_left, OW, j_lo, j_hi, W, C, dy + r * dys, acc, C, nr, xrs, dys);
+        kFns[S - 1](rws, k1 - k0, -p.pad_left, OW, W, C, dy + r * dys, acc, C, nr, xrs, dys);
       }
       r += nr;
     }
