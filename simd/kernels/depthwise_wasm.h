@@ -19,6 +19,8 @@
 
 #include <wasm_simd128.h>
 
+#include <utility>
+
 #include "common.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
@@ -240,7 +242,37 @@ __attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64
         }
       }
     };
+    // Edge step p = P (left, P < D-1) or nj + E (right, E < D-1) when the unchecked steps are
+    // exactly [D-1, nj): the taps that exist are known at compile time (pixel p - (k-s)/S
+    // >= 0, resp. < nj); only the source pixel q is tested.
+    auto edge = [&]<bool Left, int P>() __attribute__((always_inline)) {
+      const int64_t p = Left ? P : nj + P;
+#pragma clang loop unroll(full)
+      for (int v = 0; v < V; ++v) {
+        dw_wasm_shift_up<D>(d[v]);
+        if constexpr (Left) d[v][0] = wasm_v128_load(dyr + P * C + 4 * v);
+      }
+#pragma clang loop unroll(full)
+      for (int s = 0; s < S; ++s) {
+        const int64_t q = p * S + o + s;
+        if (q < 0 || q >= src_w) continue;
+#pragma clang loop unroll(full)
+        for (int v = 0; v < V; ++v) {
+          const v128_t x = wasm_v128_load(rw + q * C + 4 * v);
+#pragma clang loop unroll(full)
+          for (int k = s; k < K; k += S)
+            if (Left ? (k - s) / S <= P : (k - s) / S > P)
+              a[v][k] = wasm_f32x4_add(a[v][k], wasm_f32x4_mul(d[v][(k - s) / S], x));
+        }
+      }
+    };
+    const bool exact = u0 == D - 1 && u1 == nj;
     int64_t p = 0;
+    if (exact) {
+      [&]<int... P>(std::integer_sequence<int, P...>) { (edge.template operator()<true, P>(), ...); }(
+          std::make_integer_sequence<int, D - 1>{});
+      p = D - 1;
+    }
     for (; p < imin(u0, u1); ++p) checked(p);
     const float* s0 = rw + (p * S + o) * C;
     const float* dq = dyr + p * C;
@@ -263,7 +295,11 @@ __attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64
         }
       s0 += S * C;
     }
-    for (; p < nj + D - 1; ++p) checked(p);
+    if (exact)
+      [&]<int... P>(std::integer_sequence<int, P...>) { (edge.template operator()<false, P>(), ...); }(
+          std::make_integer_sequence<int, D - 1>{});
+    else
+      for (; p < nj + D - 1; ++p) checked(p);
   }
 #pragma clang loop unroll(full)
   for (int v = 0; v < V; ++v)
