@@ -207,13 +207,13 @@ template <int K, int S, int V>
 __attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64_t o, int64_t nj, int64_t u0, int64_t u1,
                                                          int64_t src_w, int64_t C, const float* dy0, float* const* acc,
                                                          int64_t c, int64_t nr, int64_t xrs, int64_t dys,
-                                                         int64_t never) {
+                                                         int64_t never, float* sum, bool first, bool last) {
   constexpr int D = (K - 1) / S + 1;
   v128_t a[V][K], d[V][D];
 #pragma clang loop unroll(full)
   for (int v = 0; v < V; ++v)
 #pragma clang loop unroll(full)
-    for (int k = 0; k < K; ++k) a[v][k] = wasm_f32x4_splat(0.0f);
+    for (int k = 0; k < K; ++k) a[v][k] = first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(sum + k * C + c + 4 * v);
   for (int64_t ri = 0; ri < nr; ++ri) {
     const float* rw = rw0 + ri * xrs;
     const float* dyr = dy0 + ri * dys;
@@ -305,26 +305,38 @@ __attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64
   for (int v = 0; v < V; ++v)
 #pragma clang loop unroll(full)
     for (int k = 0; k < K; ++k)
-      wasm_v128_store(acc[k] + c + 4 * v, wasm_f32x4_add(wasm_v128_load(acc[k] + c + 4 * v), a[v][k]));
+      if (last)
+        wasm_v128_store(acc[k] + c + 4 * v, wasm_f32x4_add(wasm_v128_load(acc[k] + c + 4 * v), a[v][k]));
+      else
+        wasm_v128_store(sum + k * C + c + 4 * v, a[v][k]);
 }
 
 // R filter rows (row[r], acc[r*K ..]), channels c < cv (multiple of 4): blocks of 8
-// channels, then one of 4 (cv % 8 == 4).
+// channels, then one of 4 (cv % 8 == 4). The nr rows go in parts of up to sub rows, each part
+// block by block (the L1 footprint of a block's pass grows with its rows): a tap's running
+// sum moves from one part to the next through sum[t*C + c] (t = r*K + k; exact, so the bits
+// are those of one pass over the nr rows).
 template <int K, int S>
 GRADRT_SIMD_NOINLINE void dwf2_wasm(const float* const* row, int64_t R, int64_t o, int64_t nj, int64_t src_w,
                                     int64_t C, const float* dy, float* const* acc, int64_t cv, int64_t nr, int64_t xrs,
-                                    int64_t dys) {
+                                    int64_t dys, float* sum, int64_t sub) {
   constexpr int D = (K - 1) / S + 1;
   // Unchecked steps, as in dwf_wasm.
   const int64_t u0 = imax(D - 1, (-o + S - 1) / S), u1 = imax(u0, imin(nj, floordiv(src_w - o - S, S) + 1));
   const int64_t never = kDwWasmNever;
-  int64_t c = 0;
-  for (; c + 8 <= cv; c += 8)
-    for (int64_t r = 0; r < R; ++r)
-      dwf_wasm_pass<K, S, 2>(row[r] + c, o, nj, u0, u1, src_w, C, dy + c, acc + r * K, c, nr, xrs, dys, never);
-  if (c < cv)
-    for (int64_t r = 0; r < R; ++r)
-      dwf_wasm_pass<K, S, 1>(row[r] + c, o, nj, u0, u1, src_w, C, dy + c, acc + r * K, c, nr, xrs, dys, never);
+  for (int64_t i0 = 0; i0 < nr; i0 += sub) {
+    const int64_t n = imin(sub, nr - i0);
+    const bool first = i0 == 0, last = i0 + n == nr;
+    int64_t c = 0;
+    for (; c + 8 <= cv; c += 8)
+      for (int64_t r = 0; r < R; ++r)
+        dwf_wasm_pass<K, S, 2>(row[r] + i0 * xrs + c, o, nj, u0, u1, src_w, C, dy + i0 * dys + c, acc + r * K, c, n,
+                               xrs, dys, never, sum + r * K * C, first, last);
+    if (c < cv)
+      for (int64_t r = 0; r < R; ++r)
+        dwf_wasm_pass<K, S, 1>(row[r] + i0 * xrs + c, o, nj, u0, u1, src_w, C, dy + i0 * dys + c, acc + r * K, c, n,
+                               xrs, dys, never, sum + r * K * C, first, last);
+  }
 }
 
 // The filter gradient (3x3, dilation 1, M == 1, column stride 1 or 2, C % 4 == 0) as chunk
@@ -350,7 +362,7 @@ GRADRT_SIMD_NOINLINE void dwf2_wasm(const float* const* row, int64_t R, int64_t 
 //   pixels, over a group's 4 passes): no gain. So the first-touch cost is not the latency
 //   of the first pass's misses alone (L2-resident 28x28x144: 20.0 us vs 18.0 us all-L1).
 // - C as a compile-time constant (immediate load offsets): -2.4 us only.
-constexpr int64_t kDwfRows = 3;
+constexpr int64_t kDwfRows = 3, kDwfL1Bytes = 32 << 10;
 inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const float* x, const float* dy,
                                     int64_t* chunks_out) {
   const int64_t C = p.in_c, W = p.in_w, OW = p.out_w;
@@ -361,14 +373,23 @@ inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const
   if (rows == 0 || OW == 0) return nullptr;
   const int64_t grain = reduction_grain(rows, 2, 16), chunks = nchunks(rows, grain);
   const int64_t S = p.stride_w;
-  float* part = static_cast<float*>(workspace(0, sizeof(float) * (chunks * nw + 1)));
+  // The chunk partials, then per chunk the running sums of dwf2_wasm.
+  float* part = static_cast<float*>(workspace(0, sizeof(float) * (2 * chunks * nw + 1)));
   using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, const float*, float* const*,
-                      int64_t, int64_t, int64_t, int64_t);
+                      int64_t, int64_t, int64_t, int64_t, float*, int64_t);
   // Through a volatile function pointer, as in dwf_row (Binaryen would inline them).
   static Fn volatile const kFns[2] = {&dwf2_wasm<3, 1>, &dwf2_wasm<3, 2>};
   const int64_t xrs = p.stride_h * W * C, dys = OW * C;
+  // Rows per part (dwf2_wasm): one 8-channel pass over n rows reads (n-1)*stride_h + 3 x rows
+  // and n dy rows, min(64, 4C) bytes (its line) per pixel; the next 8 channels (same lines)
+  // find them in L1 if that stays within kDwfL1Bytes (112x112x32 stride 1: 1 row, 56x56x144
+  // stride 2: 2 rows; 1 row each: 168 vs 193 us and 71 vs 68 us).
+  const int64_t line = imin(64, 4 * C);
+  int64_t sub = 1;
+  while (sub < kDwfRows && ((sub * p.stride_h + 3) * W + (sub + 1) * OW) * line <= kDwfL1Bytes) ++sub;
   par(exec, rows, grain, [&](int64_t r0, int64_t r1) {
     float* out = part + (r0 / grain) * nw;
+    float* sum = part + (chunks + r0 / grain) * nw;
     for (int64_t i = 0; i < nw; ++i) out[i] = 0.0f;
     for (int64_t r = r0; r < r1;) {
       const int64_t n = r / p.out_h, oy = r % p.out_h;
@@ -385,7 +406,7 @@ inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const
           rws[ky - k0] = xr + ky * W * C;
           for (int kx = 0; kx < 3; ++kx) acc[(ky - k0) * 3 + kx] = out + (ky * 3 + kx) * C;
         }
-        kFns[S - 1](rws, k1 - k0, -p.pad_left, OW, W, C, dy + r * dys, acc, C, nr, xrs, dys);
+        kFns[S - 1](rws, k1 - k0, -p.pad_left, OW, W, C, dy + r * dys, acc, C, nr, xrs, dys, sum, sub);
       }
       r += nr;
     }
