@@ -202,7 +202,12 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t n
 // each tap's sum over i, then j, ascending from zero, then added to acc: the same additions
 // in the same order as dwf_wasm (the taps are independent), so the same bits.
 // The passes run channel block outer, filter row inner: the R passes of a block read the
-// same dy lines and overlapping x lines, in L1.
+// same dy lines and overlapping x lines, in L1. V8 schedules a step's loads before its
+// arithmetic: K*V accumulators + the (D-1)*V dy vectors carried + all of a step's loads +
+// a temp (S = 2: 6 + 2 + 6 + 1 = 15, S = 1: 6 + 4 + 4 + 1 = 15) just fit, so the 8-channel
+// loop goes without the never-loop and V8 unrolls it (3-4x, a loop exit between the copies;
+// ~30% fewer instructions per step on 112x112x32); the 4-channel tail keeps it, as dwf_wasm.
+// (Parts, first, last, sum: see dwf2_wasm.)
 template <int K, int S, int V>
 __attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64_t o, int64_t nj, int64_t u0, int64_t u1,
                                                          int64_t src_w, int64_t C, const float* dy0, float* const* acc,
@@ -344,13 +349,27 @@ GRADRT_SIMD_NOINLINE void dwf2_wasm(const float* const* row, int64_t R, int64_t 
 // (workspace slot 0), or nullptr for other shapes (the caller takes the generic path). Rows
 // are cut into at most 16 chunks of >= 2 rows (by the row count only, as the generic path:
 // the same bits for any thread count). Inside a chunk, runs of up to kDwfRows consecutive
-// output rows of one image with all 3 ky inside x go to one dwf_wasm call (see there);
-// rows with some ky outside x go alone, with fewer groups.
-// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; base 67 us): with every
-// channel group reading group 0's x and dy lines (so all but the first group hit L1) it runs
-// in 54 us (x alone: 57 us), so the first touch of each 64-byte line costs ~13 us; the rest is
-// the loop itself (~40 x64 instructions per step in V8: 7 loads, 9 mul, 9 add, 7 address
-// adds, stack check, never-loop test, counter). Measured and lost (A/B, dwmicro.mjs):
+// output rows of one image with all 3 ky inside x go to one dwf2_wasm call (see there);
+// rows with some ky outside x go alone, with fewer filter rows.
+// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; 67 us with dwf_wasm and
+// dwf2_wasm alike): with every channel group reading group 0's x and dy lines (so all but the
+// first group hit L1) it runs in 54-55 us, so the first touch of each 64-byte line costs ~13
+// us; the rest is the loop itself (dwf_wasm: ~40 x64 instructions per step in V8 for 9
+// multiply-adds; dwf2_wasm, unrolled 3x by V8: ~25 per step for 6: 6 loads, 6 mul, 6 add, 3
+// address adds, counter; 88% of its samples). 112x112x32 stride 1 is compute-bound (the
+// same time with half its lines never touched): 218 -> 180 us. Measured and lost (A/B,
+// dwmicro.mjs), dwf2_wasm:
+// - 3 channel vectors per step (stride 2: 9 accumulators + 6 dy): V8 schedules a step's
+//   loads first, so 9 loaded vectors are live: spills, 100 us; a compiler barrier between the
+//   vectors does not stop V8 (only a loop exit between them does, as in its own unrolling).
+// - dwf_wasm<3, 3, 1> without the never-loop for stride 1 (9 accumulators): spills, 222 us.
+// - the never-loop in the 8-channel loop: stride 1 ~12% slower (it stops V8's unrolling);
+//   keeping it only for the first-touch blocks (c % 16 == 0): +2 us.
+// - touch loads (volatile i32, 1 instruction each) of the next 16 channels' lines: 3 per
+//   step in the blocks that touch no new line: +5 us; 2 per step in every block (the lines
+//   of the block after next): +3 us. Filter row outer, channel block inner: +4 us. A loop on
+//   the dy pointer instead of a counter: no change (LLVM keeps the counter).
+// dwf_wasm (before dwf2_wasm):
 // - packing each 16-channel group's x and dy rows into L1 scratch (pixel stride 64 B) before
 //   its 4 passes: 113 us; packing all groups of a run at once with in-order reads: 118 us.
 //   The compute on packed L1 data is ~52 us, but the copy (2.1 MB of stores per call, reads
