@@ -19,6 +19,8 @@
 
 #include <wasm_simd128.h>
 
+#include <utility>
+
 #include "common.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
@@ -191,18 +193,183 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t n
   }
 }
 
+// Filter gradient as dwf_wasm, but one filter row per pass and V = 2 channel vectors (8
+// channels) per step: K*V accumulators + D*V dy vectors + x + temp (S = 2: 12 live vectors,
+// S = 1: 14). The second vector's loads sit at +16 bytes, an immediate of the wasm load, so
+// a step costs the same address adds as one vector (dwf_wasm's R*K = 9 accumulators of one
+// vector need one running pointer per source row). Pass (c, r) over the nr rows:
+//   acc[r*K + k][c..c+4V) += sum_i sum_j dy_i[j*C + c] * row_i[r][(j*S + o + k)*C + c],
+// each tap's sum over i, then j, ascending from zero, then added to acc: the same additions
+// in the same order as dwf_wasm (the taps are independent), so the same bits.
+// The passes run channel block outer, filter row inner: the R passes of a block read the
+// same dy lines and overlapping x lines, in L1. V8 schedules a step's loads before its
+// arithmetic: K*V accumulators + the (D-1)*V dy vectors carried + all of a step's loads +
+// a temp (S = 2: 6 + 2 + 6 + 1 = 15, S = 1: 6 + 4 + 4 + 1 = 15) just fit, so the 8-channel
+// loop goes without the never-loop and V8 unrolls it (3-4x, a loop exit between the copies;
+// ~30% fewer instructions per step on 112x112x32); the 4-channel tail keeps it, as dwf_wasm.
+// (Parts, first, last, sum: see dwf2_wasm.)
+template <int K, int S, int V>
+__attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64_t o, int64_t nj, int64_t u0, int64_t u1,
+                                                         int64_t src_w, int64_t C, const float* dy0, float* const* acc,
+                                                         int64_t c, int64_t nr, int64_t xrs, int64_t dys,
+                                                         int64_t never, float* sum, bool first, bool last) {
+  constexpr int D = (K - 1) / S + 1;
+  v128_t a[V][K], d[V][D];
+#pragma clang loop unroll(full)
+  for (int v = 0; v < V; ++v)
+#pragma clang loop unroll(full)
+    for (int k = 0; k < K; ++k) a[v][k] = first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(sum + k * C + c + 4 * v);
+  for (int64_t ri = 0; ri < nr; ++ri) {
+    const float* rw = rw0 + ri * xrs;
+    const float* dyr = dy0 + ri * dys;
+#pragma clang loop unroll(full)
+    for (int v = 0; v < V; ++v)
+#pragma clang loop unroll(full)
+      for (int i = 0; i < D; ++i) d[v][i] = wasm_f32x4_splat(0.0f);
+    auto checked = [&](int64_t p) __attribute__((always_inline)) {
+#pragma clang loop unroll(full)
+      for (int v = 0; v < V; ++v) {
+        dw_wasm_shift_up<D>(d[v]);
+        d[v][0] = p < nj ? wasm_v128_load(dyr + p * C + 4 * v) : wasm_f32x4_splat(0.0f);
+      }
+#pragma clang loop unroll(full)
+      for (int s = 0; s < S; ++s) {
+        const int64_t q = p * S + o + s;
+        if (q < 0 || q >= src_w) continue;
+#pragma clang loop unroll(full)
+        for (int v = 0; v < V; ++v) {
+          const v128_t x = wasm_v128_load(rw + q * C + 4 * v);
+#pragma clang loop unroll(full)
+          for (int k = s; k < K; k += S) {
+            const int64_t pp = p - (k - s) / S;
+            if (pp >= 0 && pp < nj) a[v][k] = wasm_f32x4_add(a[v][k], wasm_f32x4_mul(d[v][(k - s) / S], x));
+          }
+        }
+      }
+    };
+    // Edge step p = P (left, P < D-1) or nj + E (right, E < D-1) when the unchecked steps are
+    // exactly [D-1, nj): the taps that exist are known at compile time (pixel p - (k-s)/S
+    // >= 0, resp. < nj); only the source pixel q is tested.
+    auto edge = [&]<bool Left, int P>() __attribute__((always_inline)) {
+      const int64_t p = Left ? P : nj + P;
+#pragma clang loop unroll(full)
+      for (int v = 0; v < V; ++v) {
+        dw_wasm_shift_up<D>(d[v]);
+        if constexpr (Left) d[v][0] = wasm_v128_load(dyr + P * C + 4 * v);
+      }
+#pragma clang loop unroll(full)
+      for (int s = 0; s < S; ++s) {
+        const int64_t q = p * S + o + s;
+        if (q < 0 || q >= src_w) continue;
+#pragma clang loop unroll(full)
+        for (int v = 0; v < V; ++v) {
+          const v128_t x = wasm_v128_load(rw + q * C + 4 * v);
+#pragma clang loop unroll(full)
+          for (int k = s; k < K; k += S)
+            if (Left ? (k - s) / S <= P : (k - s) / S > P)
+              a[v][k] = wasm_f32x4_add(a[v][k], wasm_f32x4_mul(d[v][(k - s) / S], x));
+        }
+      }
+    };
+    const bool exact = u0 == D - 1 && u1 == nj;
+    int64_t p = 0;
+    if (exact) {
+      [&]<int... P>(std::integer_sequence<int, P...>) { (edge.template operator()<true, P>(), ...); }(
+          std::make_integer_sequence<int, D - 1>{});
+      p = D - 1;
+    }
+    for (; p < imin(u0, u1); ++p) checked(p);
+    const float* s0 = rw + (p * S + o) * C;
+    const float* dq = dyr + p * C;
+    for (; p < u1; ++p) {
+      if (V == 1)
+        for (int64_t i = never; i > p; --i) asm volatile("");
+#pragma clang loop unroll(full)
+      for (int v = 0; v < V; ++v) {
+        dw_wasm_shift_up<D>(d[v]);
+        d[v][0] = wasm_v128_load(dq + 4 * v);
+      }
+      dq += C;
+#pragma clang loop unroll(full)
+      for (int s = 0; s < S; ++s)
+#pragma clang loop unroll(full)
+        for (int v = 0; v < V; ++v) {
+          const v128_t x = wasm_v128_load(s0 + s * C + 4 * v);
+#pragma clang loop unroll(full)
+          for (int k = s; k < K; k += S) a[v][k] = wasm_f32x4_add(a[v][k], wasm_f32x4_mul(d[v][(k - s) / S], x));
+        }
+      s0 += S * C;
+    }
+    if (exact)
+      [&]<int... P>(std::integer_sequence<int, P...>) { (edge.template operator()<false, P>(), ...); }(
+          std::make_integer_sequence<int, D - 1>{});
+    else
+      for (; p < nj + D - 1; ++p) checked(p);
+  }
+#pragma clang loop unroll(full)
+  for (int v = 0; v < V; ++v)
+#pragma clang loop unroll(full)
+    for (int k = 0; k < K; ++k)
+      if (last)
+        wasm_v128_store(acc[k] + c + 4 * v, wasm_f32x4_add(wasm_v128_load(acc[k] + c + 4 * v), a[v][k]));
+      else
+        wasm_v128_store(sum + k * C + c + 4 * v, a[v][k]);
+}
+
+// R filter rows (row[r], acc[r*K ..]), channels c < cv (multiple of 4): blocks of 8
+// channels, then one of 4 (cv % 8 == 4). The nr rows go in parts of up to sub rows, each part
+// block by block (the L1 footprint of a block's pass grows with its rows): a tap's running
+// sum moves from one part to the next through sum[t*C + c] (t = r*K + k; exact, so the bits
+// are those of one pass over the nr rows).
+template <int K, int S>
+GRADRT_SIMD_NOINLINE void dwf2_wasm(const float* const* row, int64_t R, int64_t o, int64_t nj, int64_t src_w,
+                                    int64_t C, const float* dy, float* const* acc, int64_t cv, int64_t nr, int64_t xrs,
+                                    int64_t dys, float* sum, int64_t sub) {
+  constexpr int D = (K - 1) / S + 1;
+  // Unchecked steps, as in dwf_wasm.
+  const int64_t u0 = imax(D - 1, (-o + S - 1) / S), u1 = imax(u0, imin(nj, floordiv(src_w - o - S, S) + 1));
+  const int64_t never = kDwWasmNever;
+  for (int64_t i0 = 0; i0 < nr; i0 += sub) {
+    const int64_t n = imin(sub, nr - i0);
+    const bool first = i0 == 0, last = i0 + n == nr;
+    int64_t c = 0;
+    for (; c + 8 <= cv; c += 8)
+      for (int64_t r = 0; r < R; ++r)
+        dwf_wasm_pass<K, S, 2>(row[r] + i0 * xrs + c, o, nj, u0, u1, src_w, C, dy + i0 * dys + c, acc + r * K, c, n,
+                               xrs, dys, never, sum + r * K * C, first, last);
+    if (c < cv)
+      for (int64_t r = 0; r < R; ++r)
+        dwf_wasm_pass<K, S, 1>(row[r] + i0 * xrs + c, o, nj, u0, u1, src_w, C, dy + i0 * dys + c, acc + r * K, c, n,
+                               xrs, dys, never, sum + r * K * C, first, last);
+  }
+}
+
 // The filter gradient (3x3, dilation 1, M == 1, column stride 1 or 2, C % 4 == 0) as chunk
 // partials, for the caller to combine in chunk order: returns *chunks partials of 9*C floats
 // (workspace slot 0), or nullptr for other shapes (the caller takes the generic path). Rows
 // are cut into at most 16 chunks of >= 2 rows (by the row count only, as the generic path:
 // the same bits for any thread count). Inside a chunk, runs of up to kDwfRows consecutive
-// output rows of one image with all 3 ky inside x go to one dwf_wasm call (see there);
-// rows with some ky outside x go alone, with fewer groups.
-// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; base 67 us): with every
-// channel group reading group 0's x and dy lines (so all but the first group hit L1) it runs
-// in 54 us (x alone: 57 us), so the first touch of each 64-byte line costs ~13 us; the rest is
-// the loop itself (~40 x64 instructions per step in V8: 7 loads, 9 mul, 9 add, 7 address
-// adds, stack check, never-loop test, counter). Measured and lost (A/B, dwmicro.mjs):
+// output rows of one image with all 3 ky inside x go to one dwf2_wasm call (see there);
+// rows with some ky outside x go alone, with fewer filter rows.
+// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; 67 us with dwf_wasm and
+// dwf2_wasm alike): with every channel group reading group 0's x and dy lines (so all but the
+// first group hit L1) it runs in 54-55 us, so the first touch of each 64-byte line costs ~13
+// us; the rest is the loop itself (dwf_wasm: ~40 x64 instructions per step in V8 for 9
+// multiply-adds; dwf2_wasm, unrolled 3x by V8: ~25 per step for 6: 6 loads, 6 mul, 6 add, 3
+// address adds, counter; 88% of its samples). 112x112x32 stride 1 is compute-bound (the
+// same time with half its lines never touched): 218 -> 180 us. Measured and lost (A/B,
+// dwmicro.mjs), dwf2_wasm:
+// - 3 channel vectors per step (stride 2: 9 accumulators + 6 dy): V8 schedules a step's
+//   loads first, so 9 loaded vectors are live: spills, 100 us; a compiler barrier between the
+//   vectors does not stop V8 (only a loop exit between them does, as in its own unrolling).
+// - dwf_wasm<3, 3, 1> without the never-loop for stride 1 (9 accumulators): spills, 222 us.
+// - the never-loop in the 8-channel loop: stride 1 ~12% slower (it stops V8's unrolling);
+//   keeping it only for the first-touch blocks (c % 16 == 0): +2 us.
+// - touch loads (volatile i32, 1 instruction each) of the next 16 channels' lines: 3 per
+//   step in the blocks that touch no new line: +5 us; 2 per step in every block (the lines
+//   of the block after next): +3 us. Filter row outer, channel block inner: +4 us. A loop on
+//   the dy pointer instead of a counter: no change (LLVM keeps the counter).
+// dwf_wasm (before dwf2_wasm):
 // - packing each 16-channel group's x and dy rows into L1 scratch (pixel stride 64 B) before
 //   its 4 passes: 113 us; packing all groups of a run at once with in-order reads: 118 us.
 //   The compute on packed L1 data is ~52 us, but the copy (2.1 MB of stores per call, reads
@@ -214,7 +381,7 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t n
 //   pixels, over a group's 4 passes): no gain. So the first-touch cost is not the latency
 //   of the first pass's misses alone (L2-resident 28x28x144: 20.0 us vs 18.0 us all-L1).
 // - C as a compile-time constant (immediate load offsets): -2.4 us only.
-constexpr int64_t kDwfRows = 3;
+constexpr int64_t kDwfRows = 3, kDwfL1Bytes = 32 << 10;
 inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const float* x, const float* dy,
                                     int64_t* chunks_out) {
   const int64_t C = p.in_c, W = p.in_w, OW = p.out_w;
@@ -224,19 +391,24 @@ inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const
   const int64_t rows = p.batch * p.out_h, nw = 9 * C;
   if (rows == 0 || OW == 0) return nullptr;
   const int64_t grain = reduction_grain(rows, 2, 16), chunks = nchunks(rows, grain);
-  // Interior columns: every kx inside x for j in [j_lo, j_hi) (ix = j*S - pl + kx).
   const int64_t S = p.stride_w;
-  const int64_t j_lo = imin(OW, (p.pad_left + S - 1) / S);
-  const int64_t j_hi = imax(j_lo, imin(OW, floordiv(W - 3 + p.pad_left, S) + 1));
-  float* part = static_cast<float*>(workspace(0, sizeof(float) * (chunks * nw + 1)));
-  using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
-                      float* const*, int64_t, int64_t, int64_t, int64_t);
+  // The chunk partials, then per chunk the running sums of dwf2_wasm.
+  float* part = static_cast<float*>(workspace(0, sizeof(float) * (2 * chunks * nw + 1)));
+  using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, const float*, float* const*,
+                      int64_t, int64_t, int64_t, int64_t, float*, int64_t);
   // Through a volatile function pointer, as in dwf_row (Binaryen would inline them).
-  static Fn volatile const kFns[2][3] = {{&dwf_wasm<1, 3, 1>, &dwf_wasm<2, 3, 1>, &dwf_wasm<3, 3, 1>},
-                                         {&dwf_wasm<1, 3, 2>, &dwf_wasm<2, 3, 2>, &dwf_wasm<3, 3, 2>}};
+  static Fn volatile const kFns[2] = {&dwf2_wasm<3, 1>, &dwf2_wasm<3, 2>};
   const int64_t xrs = p.stride_h * W * C, dys = OW * C;
+  // Rows per part (dwf2_wasm): one 8-channel pass over n rows reads (n-1)*stride_h + 3 x rows
+  // and n dy rows, min(64, 4C) bytes (its line) per pixel; the next 8 channels (same lines)
+  // find them in L1 if that stays within kDwfL1Bytes (112x112x32 stride 1: 1 row, 56x56x144
+  // stride 2: 2 rows; 1 row each: 168 vs 193 us and 71 vs 68 us).
+  const int64_t line = imin(64, 4 * C);
+  int64_t sub = 1;
+  while (sub < kDwfRows && ((sub * p.stride_h + 3) * W + (sub + 1) * OW) * line <= kDwfL1Bytes) ++sub;
   par(exec, rows, grain, [&](int64_t r0, int64_t r1) {
     float* out = part + (r0 / grain) * nw;
+    float* sum = part + (chunks + r0 / grain) * nw;
     for (int64_t i = 0; i < nw; ++i) out[i] = 0.0f;
     for (int64_t r = r0; r < r1;) {
       const int64_t n = r / p.out_h, oy = r % p.out_h;
@@ -253,7 +425,7 @@ inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const
           rws[ky - k0] = xr + ky * W * C;
           for (int kx = 0; kx < 3; ++kx) acc[(ky - k0) * 3 + kx] = out + (ky * 3 + kx) * C;
         }
-        kFns[S - 1][k1 - k0 - 1](rws, -p.pad_left, OW, j_lo, j_hi, W, C, dy + r * dys, acc, C, nr, xrs, dys);
+        kFns[S - 1](rws, k1 - k0, -p.pad_left, OW, W, C, dy + r * dys, acc, C, nr, xrs, dys, sum, sub);
       }
       r += nr;
     }
