@@ -19,6 +19,10 @@ const CASES = [
   { x: [1, 40, 6, 4], strides: [1, 1, 1, 1], padding: 'SAME' }, // 40 rows: 16 chunks
   { x: [1, 9, 9, 8], strides: [1, 2, 2, 1], padding: 'EXPLICIT', explicit_paddings: [0, 0, 2, 1, 1, 2, 0, 0] },
   { x: [1, 2, 3, 4], strides: [1, 1, 1, 1], padding: 'SAME' },
+  // Rows past dwf2_wasm's 32 KiB L1 part size: 1-row parts with the sums carried between them
+  // (and the 4-channel tail), 2-row parts at stride 2.
+  { x: [1, 9, 120, 12], strides: [1, 1, 1, 1], padding: 'SAME' },
+  { x: [2, 11, 200, 20], strides: [1, 2, 2, 1], padding: 'SAME' },
 ];
 
 for (const [flavour, options] of FLAVOURS) {
