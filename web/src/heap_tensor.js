@@ -9,7 +9,6 @@
 import { GradrtError } from './errors.js';
 import { DTYPES } from './tensor.js';
 
-const internals = new WeakMap(); // HeapTensor -> { owner, ptr, bytes, buffer, free, alive }
 const registry = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((free) => {
     try {
@@ -20,29 +19,47 @@ const registry = typeof FinalizationRegistry === 'function'
   })
   : null;
 
+let stateOf; // (value) -> the state of a HeapTensor, else undefined (set in the class's static block)
+
 export class HeapTensor {
-  // owner: the Runtime; buffer(): the current heap buffer; free: releases ptr (or null).
+  // { owner: the Runtime, ptr, bytes, buffer(): the current heap buffer, free: releases ptr
+  // (or null), alive }. Private fields, not a WeakMap: a small op's runOp makes one per output.
+  #s;
+  #dtype;
+  #shape;
+
+  static {
+    stateOf = (value) => (value !== null && typeof value === 'object' && #s in value ? value.#s : undefined);
+  }
+
   constructor(owner, dtype, shape, ptr, bytes, buffer, free) {
-    this.dtype = dtype;
-    this.shape = Object.freeze([...shape]);
-    internals.set(this, { owner, ptr, bytes, buffer, free, alive: true });
+    this.#dtype = dtype;
+    this.#shape = Object.freeze([...shape]);
+    this.#s = { owner, ptr, bytes, buffer, free, alive: true };
     if (registry && free) registry.register(this, free, this);
-    Object.freeze(this);
+  }
+
+  get dtype() {
+    return this.#dtype;
+  }
+
+  get shape() {
+    return this.#shape;
   }
 
   get data() {
-    const s = internals.get(this);
+    const s = this.#s;
     if (!s.alive) throw new GradrtError('InvalidArgument', 'HeapTensor: data read after dispose()');
-    const Ctor = DTYPES[this.dtype];
+    const Ctor = DTYPES[this.#dtype];
     return new Ctor(s.buffer(), s.ptr, s.bytes / Ctor.BYTES_PER_ELEMENT);
   }
 
   get disposed() {
-    return !internals.get(this).alive;
+    return !this.#s.alive;
   }
 
   dispose() {
-    const s = internals.get(this);
+    const s = this.#s;
     if (!s.alive) return;
     s.alive = false;
     if (s.free) {
@@ -58,5 +75,5 @@ export class HeapTensor {
 
 // { owner, ptr, bytes, alive } of a HeapTensor, or undefined for anything else.
 export function heapState(value) {
-  return value instanceof HeapTensor ? internals.get(value) : undefined;
+  return stateOf(value);
 }

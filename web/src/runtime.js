@@ -136,13 +136,7 @@ export class Runtime {
     const base = this.#reserve(op, size); // may grow the heap: views are taken after it
     try {
       const heap = this.#heap();
-      const ptrs = stringOff.map((off, i) => {
-        const p = base + off;
-        const bytes = encoder.encode(strings[i]); // not encodeInto: browsers refuse it on shared memory
-        heap.set(bytes, p);
-        heap[p + bytes.length] = 0;
-        return p;
-      });
+      const ptrs = stringOff.map((off, i) => writeCString(heap, base + off, strings[i]));
       const table = new Float64Array(heap.buffer, base, tableLen);
       let k = 0;
       tensors.forEach(([, t], i) => {
@@ -288,6 +282,26 @@ export class Runtime {
     while (end < heap.length && heap[end] !== 0) end++;
     return decoder.decode(heap.slice(ptr, end)); // a copy: TextDecoder may refuse shared memory
   }
+}
+
+// Writes s as NUL-terminated UTF-8 at heap[p]; returns p. ASCII (op and input names, most
+// attrs) byte by byte: TextEncoder's call and allocation were a third of a small op's runOp.
+// Not encodeInto: browsers refuse it on shared memory.
+function writeCString(heap, p, s) {
+  const n = s.length;
+  let i = 0;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) break;
+    heap[p + i] = c;
+  }
+  if (i < n) {
+    const bytes = encoder.encode(s);
+    heap.set(bytes, p);
+    i = bytes.length;
+  }
+  heap[p + i] = 0;
+  return p;
 }
 
 function dtypeCode(info, dtype) {
