@@ -3,8 +3,9 @@
 // As a GEMM per group: rows (tap, f) of dw, columns oc of the group, K = output pixels.
 // A[(t,f)][k] = x at pixel k under tap t, channel f: for a fixed k the MR rows of a tile are MR
 // consecutive channels of one x pixel, so A is read in place through one pointer per k
-// (Gemm::cols); B[k][oc] = dy row k, read in place in NR-column panels (a partial last panel
-// is copied per K chunk into a zero-padded one).
+// (Gemm::cols); B[k][oc] = dy row k, read in place in NR-column panels where a panel row is
+// at least a cache line (AVX2, AVX-512), else (and for a partial last panel) copied per K
+// chunk into zero-padded panels [k][NR].
 //
 // Determinism: every dw element is owned by one tile, which sums k in increasing order over
 // the K chunks (each chunk adds onto the running value); threads split the tiles only, so
@@ -33,6 +34,11 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
   // wider oc keeps 256 (512 was 1-2% slower for 1x1 256->512). The chunking never changes
   // the bits: each dw value is one FMA chain in pixel order, stored and reloaded between.
   const int64_t KC = np * NR <= 128 ? 512 : 256;
+  // In place, each panel pass reads NR values of every dy row: with 32-byte rows (SSE, NEON,
+  // WASM) that is half a line per row and the K chunk's dy lines leave L1 between passes
+  // (WASM 3x3 and 1x1: 15% slower than packed); with 128-byte rows (AVX-512) packing cost more
+  // (each thread packed every panel per K chunk: ~4% at 2 threads). AVX2 (64 bytes): even.
+  constexpr bool in_place = NR * int64_t(sizeof(T)) >= 64;
   // Row tiles of the fic channels of a tap: as many MR-row tiles as fit, the rest in
   // tiles of MB = 2MR/3 or MC = MR/3 rows (other instantiations of the same micro-kernel), so
   // that e.g. fic = 64 with MR = 12 runs 4x12 + 2x8 with no wasted rows. A remainder that
@@ -122,9 +128,9 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
       for (int64_t item = i0; item < i1; ++item) {
         const int64_t gb = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
         const int64_t g = gb / nb, j0 = (gb % nb) * npb, j1 = imin(np, j0 + npb);
-        if (gb != packed) {  // partial panels of dy[k0.., g*ocg + j*NR..] into [kc][NR]
+        if (gb != packed) {  // the panels not read in place: dy[k0.., g*ocg + j*NR..] into [kc][NR]
           for (int64_t j = j0; j < j1; ++j)
-            if (j * NR + NR > ocg)
+            if (!in_place || j * NR + NR > ocg)
               pack_panel(dy + k0 * p.out_c + g * ocg + j * NR, p.out_c, kc, imin(NR, ocg - j * NR), NR,
                          bpack + j * KC * NR);
           packed = gb;
@@ -163,8 +169,10 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
         }
         T* c = dw + (t * fic + f0) * p.out_c + g * ocg;
         for (int64_t j = j0; j < j1; ++j) {
-          const int64_t nr = imin(NR, ocg - j * NR), ldb = nr == NR ? p.out_c : NR;
-          const T* bj = nr == NR ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
+          const int64_t nr = imin(NR, ocg - j * NR);
+          const bool direct = in_place && nr == NR;
+          const int64_t ldb = direct ? p.out_c : NR;
+          const T* bj = direct ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
           if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
           else if (kind == 1) Gemm<T, Arch, MB, kNRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
           else Gemm<T, Arch, MC, kNRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
