@@ -226,36 +226,13 @@ __attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64
     for (int v = 0; v < V; ++v)
 #pragma clang loop unroll(full)
       for (int i = 0; i < D; ++i) d[v][i] = wasm_f32x4_splat(0.0f);
-    auto checked = [&](int64_t p) __attribute__((always_inline)) {
+    // One step at pixel p with every source pixel q tested: dy pixel p enters the window
+    // (dy_in: load it, else zeros), and tap k (dy window slot (k-s)/S) adds where has(k, s).
+    auto step = [&](int64_t p, auto dy_in, auto has) __attribute__((always_inline)) {
 #pragma clang loop unroll(full)
       for (int v = 0; v < V; ++v) {
         dw_wasm_shift_up<D>(d[v]);
-        d[v][0] = p < nj ? wasm_v128_load(dyr + p * C + 4 * v) : wasm_f32x4_splat(0.0f);
-      }
-#pragma clang loop unroll(full)
-      for (int s = 0; s < S; ++s) {
-        const int64_t q = p * S + o + s;
-        if (q < 0 || q >= src_w) continue;
-#pragma clang loop unroll(full)
-        for (int v = 0; v < V; ++v) {
-          const v128_t x = wasm_v128_load(rw + q * C + 4 * v);
-#pragma clang loop unroll(full)
-          for (int k = s; k < K; k += S) {
-            const int64_t pp = p - (k - s) / S;
-            if (pp >= 0 && pp < nj) a[v][k] = wasm_f32x4_add(a[v][k], wasm_f32x4_mul(d[v][(k - s) / S], x));
-          }
-        }
-      }
-    };
-    // Edge step p = P (left, P < D-1) or nj + E (right, E < D-1) when the unchecked steps are
-    // exactly [D-1, nj): the taps that exist are known at compile time (pixel p - (k-s)/S
-    // >= 0, resp. < nj); only the source pixel q is tested.
-    auto edge = [&]<bool Left, int P>() __attribute__((always_inline)) {
-      const int64_t p = Left ? P : nj + P;
-#pragma clang loop unroll(full)
-      for (int v = 0; v < V; ++v) {
-        dw_wasm_shift_up<D>(d[v]);
-        if constexpr (Left) d[v][0] = wasm_v128_load(dyr + P * C + 4 * v);
+        d[v][0] = dy_in() ? wasm_v128_load(dyr + p * C + 4 * v) : wasm_f32x4_splat(0.0f);
       }
 #pragma clang loop unroll(full)
       for (int s = 0; s < S; ++s) {
@@ -266,10 +243,26 @@ __attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64
           const v128_t x = wasm_v128_load(rw + q * C + 4 * v);
 #pragma clang loop unroll(full)
           for (int k = s; k < K; k += S)
-            if (Left ? (k - s) / S <= P : (k - s) / S > P)
-              a[v][k] = wasm_f32x4_add(a[v][k], wasm_f32x4_mul(d[v][(k - s) / S], x));
+            if (has(k, s)) a[v][k] = wasm_f32x4_add(a[v][k], wasm_f32x4_mul(d[v][(k - s) / S], x));
         }
       }
+    };
+    // Generic: the taps whose pixel p - (k-s)/S exists.
+    auto checked = [&](int64_t p) __attribute__((always_inline)) {
+      step(
+          p, [&] { return p < nj; },
+          [&](int k, int s) {
+            const int64_t pp = p - (k - s) / S;
+            return pp >= 0 && pp < nj;
+          });
+    };
+    // Edge step p = P (left, P < D-1) or nj + P (right, P < D-1) when the unchecked steps are
+    // exactly [D-1, nj): which taps exist is known at compile time (pixel p - (k-s)/S >= 0,
+    // resp. < nj); only the source pixel q is tested.
+    auto edge = [&]<bool Left, int P>() __attribute__((always_inline)) {
+      step(
+          Left ? P : nj + P, [] { return Left; },
+          [](int k, int s) { return Left ? (k - s) / S <= P : (k - s) / S > P; });
     };
     const bool exact = u0 == D - 1 && u1 == nj;
     int64_t p = 0;
