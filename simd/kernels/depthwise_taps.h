@@ -472,7 +472,7 @@ inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
   // LLVM/Binaryen reorder a block so that its reused sources all stay live (see kDwP).
 #if defined(__wasm_simd128__)
   // WASM (float, one offset for all groups): the sliding-window kernel of depthwise_wasm.h
-  // (one dy and R*S source loads per pixel, 9 accumulators + 2-3 dy vectors in registers).
+  // (a filter row and 8 channels per pass, the dy window in registers).
   if constexpr (std::is_same_v<T, float>) {
     if (step != 1 && step != 2) return 0;
     GroupedRow<T> gr;
@@ -481,14 +481,12 @@ inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
     if (cv == 0) return 0;
     for (int r = 1; r < g.R; ++r)
       if (gr.o[r] != gr.o[0]) return 0;
-    // Through a volatile function pointer, as in dwg_row.
-    using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
-                        float* const*, int64_t, int64_t, int64_t, int64_t);
-    static Fn volatile const kFns[2][6] = {
-        {&dwf_wasm<1, 2, 1>, &dwf_wasm<2, 2, 1>, &dwf_wasm<3, 2, 1>, &dwf_wasm<1, 3, 1>, &dwf_wasm<2, 3, 1>, &dwf_wasm<3, 3, 1>},
-        {&dwf_wasm<1, 2, 2>, &dwf_wasm<2, 2, 2>, &dwf_wasm<3, 2, 2>, &dwf_wasm<1, 3, 2>, &dwf_wasm<2, 3, 2>, &dwf_wasm<3, 3, 2>}};
+    // Through a volatile function pointer, as in dwg_row. One row: no parts, no running sums.
+    using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, const float*, float* const*,
+                        int64_t, int64_t, int64_t, int64_t, float*, int64_t);
+    static Fn volatile const kFns[2][2] = {{&dwf_wasm<2, 1>, &dwf_wasm<3, 1>}, {&dwf_wasm<2, 2>, &dwf_wasm<3, 2>}};
     if (g.R < 1 || g.R > 3 || (g.K != 2 && g.K != 3)) return 0;
-    kFns[step - 1][(g.K - 2) * 3 + g.R - 1](gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, dyrow, acc, cv, 1, 0, 0);
+    kFns[step - 1][g.K - 2](gr.row, g.R, gr.o[0], nj, src_w, C, dyrow, acc, cv, 1, 0, 0, nullptr, 1);
     return cv;
   }
 #endif

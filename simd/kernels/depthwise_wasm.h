@@ -37,8 +37,8 @@ inline void dw_wasm_shift_down(v128_t* a) {
 // V8 (TurboFan, Node 20) unrolls a small innermost wasm loop once, and in the copy it
 // schedules the loads of a step above its arithmetic: with 9 accumulators and the dy window
 // live, the filter-gradient loop then spills accumulators, which go through a store-to-load
-// chain every iteration. V8 never unrolls a loop that holds another loop, so the hot loop of
-// dwf_wasm holds an empty one that never runs: `for (i = never; i > p; --i)` with never =
+// chain every iteration. V8 never unrolls a loop that holds another loop, so a hot loop
+// that would spill (dwf_wasm_pass's 4-channel tail) holds an empty one that never runs: `for (i = never; i > p; --i)` with never =
 // kDwWasmNever (-1, volatile: opaque to LLVM and Binaryen), one compare per step. (The gather
 // kernels measured slower that way: their unrolled copies do not spill.)
 inline volatile int64_t kDwWasmNever = -1;
@@ -113,101 +113,23 @@ GRADRT_SIMD_NOINLINE void dwg_wasm(const float* const* row, int64_t o, int64_t n
   }
 }
 
-// Filter gradient, source step S, channels c < cv (multiple of 4), over nr output rows
-// (row i: source rows row[r] + i*xrs, dy + i*dys):
-//   acc[r*K + k][c] += sum_i sum_j dy_i[j*C + c] * row_i[r][(j*S + o + k)*C + c]   (taps inside),
-// each tap's sum over i, then j, ascending from zero, then added to acc. The nr rows of one
-// call share the accumulators (registers) and, on a stride-2 x, one source row between
-// consecutive output rows, which the channel vectors of one 64-byte line then find in L1.
-// Step p loads dy pixel p and source pixels p*S + o + s (s < S) of each group; source
-// pixel p*S + o + s is tap k (k = s, s + S, ...) of pixel p - (k - s)/S, so the dy window
-// d[i] holds pixels p - i, i < D = (K - 1)/S + 1.
-template <int R, int K, int S>
-GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t o, int64_t nj, int64_t j_lo, int64_t j_hi,
-                                   int64_t src_w, int64_t C, const float* dy, float* const* acc, int64_t cv,
-                                   int64_t nr, int64_t xrs, int64_t dys) {
-  constexpr int D = (K - 1) / S + 1;
-  // Unchecked steps: pixels p-D+1 .. p all exist (p >= D-1, p < nj) and every source
-  // p*S + o + s (s < S) is inside (a step needs no more; j_lo/j_hi, every tap of pixel p
-  // inside, would also exclude the last pixel of a stride-2 SAME row, kx = 2 outside).
-  (void)j_lo;
-  (void)j_hi;
-  const int64_t u0 = imax(D - 1, (-o + S - 1) / S), u1 = imax(u0, imin(nj, floordiv(src_w - o - S, S) + 1));
-  const int64_t never = kDwWasmNever;
-  for (int64_t c = 0; c < cv; c += 4) {
-    v128_t a[R * K], d[D];
-#pragma clang loop unroll(full)
-    for (int t = 0; t < R * K; ++t) a[t] = wasm_f32x4_splat(0.0f);
-    for (int64_t ri = 0; ri < nr; ++ri) {
-      const float* rw[R];
-#pragma clang loop unroll(full)
-      for (int r = 0; r < R; ++r) rw[r] = row[r] + ri * xrs + c;
-      const float* dyr = dy + ri * dys + c;
-#pragma clang loop unroll(full)
-      for (int i = 0; i < D; ++i) d[i] = wasm_f32x4_splat(0.0f);
-      auto checked = [&](int64_t p) __attribute__((always_inline)) {
-        dw_wasm_shift_up<D>(d);
-        d[0] = p < nj ? wasm_v128_load(dyr + p * C) : wasm_f32x4_splat(0.0f);
-#pragma clang loop unroll(full)
-        for (int s = 0; s < S; ++s) {
-          const int64_t q = p * S + o + s;
-          if (q < 0 || q >= src_w) continue;
-#pragma clang loop unroll(full)
-          for (int r = 0; r < R; ++r) {
-            const v128_t x = wasm_v128_load(rw[r] + q * C);
-#pragma clang loop unroll(full)
-            for (int k = s; k < K; k += S) {
-              const int64_t pp = p - (k - s) / S;
-              if (pp >= 0 && pp < nj) a[r * K + k] = wasm_f32x4_add(a[r * K + k], wasm_f32x4_mul(d[(k - s) / S], x));
-            }
-          }
-        }
-      };
-      int64_t p = 0;
-      for (; p < imin(u0, u1); ++p) checked(p);
-      const float* s0[R];
-#pragma clang loop unroll(full)
-      for (int r = 0; r < R; ++r) s0[r] = rw[r] + (p * S + o) * C;
-      const float* dq = dyr + p * C;
-      for (; p < u1; ++p) {
-        for (int64_t i = never; i > p; --i) asm volatile("");
-        dw_wasm_shift_up<D>(d);
-        d[0] = wasm_v128_load(dq);
-        dq += C;
-#pragma clang loop unroll(full)
-        for (int r = 0; r < R; ++r) {
-#pragma clang loop unroll(full)
-          for (int s = 0; s < S; ++s) {
-            const v128_t x = wasm_v128_load(s0[r] + s * C);
-#pragma clang loop unroll(full)
-            for (int k = s; k < K; k += S)
-              a[r * K + k] = wasm_f32x4_add(a[r * K + k], wasm_f32x4_mul(d[(k - s) / S], x));
-          }
-          s0[r] += S * C;
-        }
-      }
-      for (; p < nj + D - 1; ++p) checked(p);
-    }
-#pragma clang loop unroll(full)
-    for (int t = 0; t < R * K; ++t) wasm_v128_store(acc[t] + c, wasm_f32x4_add(wasm_v128_load(acc[t] + c), a[t]));
-  }
-}
-
-// Filter gradient as dwf_wasm, but one filter row per pass and V = 2 channel vectors (8
+// Filter gradient, source step S, one filter row per pass and V = 2 channel vectors (8
 // channels) per step: K*V accumulators + D*V dy vectors + x + temp (S = 2: 12 live vectors,
 // S = 1: 14). The second vector's loads sit at +16 bytes, an immediate of the wasm load, so
-// a step costs the same address adds as one vector (dwf_wasm's R*K = 9 accumulators of one
-// vector need one running pointer per source row). Pass (c, r) over the nr rows:
+// a step costs the same address adds as one vector (the earlier form, all R*K = 9
+// accumulators of one vector, needed one running pointer per source row). Step p loads dy
+// pixel p and source pixels p*S + o + s (s < S); source pixel p*S + o + s is tap k (k = s,
+// s + S, ...) of pixel p - (k - s)/S, so the dy window d[i] holds pixels p - i, i < D =
+// (K - 1)/S + 1. Pass (c, r) over the nr rows (row i: source row rw0 + i*xrs, dy + i*dys):
 //   acc[r*K + k][c..c+4V) += sum_i sum_j dy_i[j*C + c] * row_i[r][(j*S + o + k)*C + c],
-// each tap's sum over i, then j, ascending from zero, then added to acc: the same additions
-// in the same order as dwf_wasm (the taps are independent), so the same bits.
+// each tap's sum over i, then j, ascending from zero, then added to acc (taps inside only).
 // The passes run channel block outer, filter row inner: the R passes of a block read the
 // same dy lines and overlapping x lines, in L1. V8 schedules a step's loads before its
 // arithmetic: K*V accumulators + the (D-1)*V dy vectors carried + all of a step's loads +
 // a temp (S = 2: 6 + 2 + 6 + 1 = 15, S = 1: 6 + 4 + 4 + 1 = 15) just fit, so the 8-channel
 // loop goes without the never-loop and V8 unrolls it (3-4x, a loop exit between the copies;
-// ~30% fewer instructions per step on 112x112x32); the 4-channel tail keeps it, as dwf_wasm.
-// (Parts, first, last, sum: see dwf2_wasm.)
+// ~30% fewer instructions per step on 112x112x32); the 4-channel tail keeps it.
+// (Parts, first, last, sum: see dwf_wasm.)
 template <int K, int S, int V>
 __attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64_t o, int64_t nj, int64_t u0, int64_t u1,
                                                          int64_t src_w, int64_t C, const float* dy0, float* const* acc,
@@ -313,13 +235,15 @@ __attribute__((always_inline)) inline void dwf_wasm_pass(const float* rw0, int64
 // channels, then one of 4 (cv % 8 == 4). The nr rows go in parts of up to sub rows, each part
 // block by block (the L1 footprint of a block's pass grows with its rows): a tap's running
 // sum moves from one part to the next through sum[t*C + c] (t = r*K + k; exact, so the bits
-// are those of one pass over the nr rows).
+// are those of one pass over the nr rows). With sub >= nr there is one part and sum may be null.
 template <int K, int S>
-GRADRT_SIMD_NOINLINE void dwf2_wasm(const float* const* row, int64_t R, int64_t o, int64_t nj, int64_t src_w,
+GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t R, int64_t o, int64_t nj, int64_t src_w,
                                     int64_t C, const float* dy, float* const* acc, int64_t cv, int64_t nr, int64_t xrs,
                                     int64_t dys, float* sum, int64_t sub) {
   constexpr int D = (K - 1) / S + 1;
-  // Unchecked steps, as in dwf_wasm.
+  // Unchecked steps: pixels p-D+1 .. p all exist (p >= D-1, p < nj) and every source
+  // p*S + o + s (s < S) is inside (a step needs no more; every tap of pixel p inside would
+  // also exclude the last pixel of a stride-2 SAME row, kx = 2 outside).
   const int64_t u0 = imax(D - 1, (-o + S - 1) / S), u1 = imax(u0, imin(nj, floordiv(src_w - o - S, S) + 1));
   const int64_t never = kDwWasmNever;
   for (int64_t i0 = 0; i0 < nr; i0 += sub) {
@@ -329,11 +253,11 @@ GRADRT_SIMD_NOINLINE void dwf2_wasm(const float* const* row, int64_t R, int64_t 
     for (; c + 8 <= cv; c += 8)
       for (int64_t r = 0; r < R; ++r)
         dwf_wasm_pass<K, S, 2>(row[r] + i0 * xrs + c, o, nj, u0, u1, src_w, C, dy + i0 * dys + c, acc + r * K, c, n,
-                               xrs, dys, never, sum + r * K * C, first, last);
+                               xrs, dys, never, sum ? sum + r * K * C : nullptr, first, last);
     if (c < cv)
       for (int64_t r = 0; r < R; ++r)
         dwf_wasm_pass<K, S, 1>(row[r] + i0 * xrs + c, o, nj, u0, u1, src_w, C, dy + i0 * dys + c, acc + r * K, c, n,
-                               xrs, dys, never, sum + r * K * C, first, last);
+                               xrs, dys, never, sum ? sum + r * K * C : nullptr, first, last);
   }
 }
 
@@ -342,27 +266,28 @@ GRADRT_SIMD_NOINLINE void dwf2_wasm(const float* const* row, int64_t R, int64_t 
 // (workspace slot 0), or nullptr for other shapes (the caller takes the generic path). Rows
 // are cut into at most 16 chunks of >= 2 rows (by the row count only, as the generic path:
 // the same bits for any thread count). Inside a chunk, runs of up to kDwfRows consecutive
-// output rows of one image with all 3 ky inside x go to one dwf2_wasm call (see there);
+// output rows of one image with all 3 ky inside x go to one dwf_wasm call (see there);
 // rows with some ky outside x go alone, with fewer filter rows.
-// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; 67 us with dwf_wasm and
-// dwf2_wasm alike): with every channel group reading group 0's x and dy lines (so all but the
-// first group hit L1) it runs in 54-55 us, so the first touch of each 64-byte line costs ~13
-// us; the rest is the loop itself (dwf_wasm: ~40 x64 instructions per step in V8 for 9
-// multiply-adds; dwf2_wasm, unrolled 3x by V8: ~25 per step for 6: 6 loads, 6 mul, 6 add, 3
-// address adds, counter; 88% of its samples). 112x112x32 stride 1 is compute-bound (the
+// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; 67 us, the same as with the
+// earlier kernel, all 9 taps of one channel vector per step): with every channel group
+// reading group 0's x and dy lines (so all but the first group hit L1) it runs in 54-55 us,
+// so the first touch of each 64-byte line costs ~13 us; the rest is the loop itself (earlier
+// kernel: ~40 x64 instructions per step in V8 for 9 multiply-adds; dwf_wasm, unrolled 3x by
+// V8: ~25 per step for 6: 6 loads, 6 mul, 6 add, 3 address adds, counter; 88% of its
+// samples). 112x112x32 stride 1 is compute-bound (the
 // same time with half its lines never touched): 218 -> 180 us. Measured and lost (A/B,
-// dwmicro.mjs), dwf2_wasm:
+// dwmicro.mjs), this kernel:
 // - 3 channel vectors per step (stride 2: 9 accumulators + 6 dy): V8 schedules a step's
 //   loads first, so 9 loaded vectors are live: spills, 100 us; a compiler barrier between the
 //   vectors does not stop V8 (only a loop exit between them does, as in its own unrolling).
-// - dwf_wasm<3, 3, 1> without the never-loop for stride 1 (9 accumulators): spills, 222 us.
+// - the earlier 9-tap kernel without the never-loop for stride 1: spills, 222 us.
 // - the never-loop in the 8-channel loop: stride 1 ~12% slower (it stops V8's unrolling);
 //   keeping it only for the first-touch blocks (c % 16 == 0): +2 us.
 // - touch loads (volatile i32, 1 instruction each) of the next 16 channels' lines: 3 per
 //   step in the blocks that touch no new line: +5 us; 2 per step in every block (the lines
 //   of the block after next): +3 us. Filter row outer, channel block inner: +4 us. A loop on
 //   the dy pointer instead of a counter: no change (LLVM keeps the counter).
-// dwf_wasm (before dwf2_wasm):
+// The earlier 9-tap kernel:
 // - packing each 16-channel group's x and dy rows into L1 scratch (pixel stride 64 B) before
 //   its 4 passes: 113 us; packing all groups of a run at once with in-order reads: 118 us.
 //   The compute on packed L1 data is ~52 us, but the copy (2.1 MB of stores per call, reads
@@ -385,14 +310,14 @@ inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const
   if (rows == 0 || OW == 0) return nullptr;
   const int64_t grain = reduction_grain(rows, 2, 16), chunks = nchunks(rows, grain);
   const int64_t S = p.stride_w;
-  // The chunk partials, then per chunk the running sums of dwf2_wasm.
+  // The chunk partials, then per chunk the running sums of dwf_wasm.
   float* part = static_cast<float*>(workspace(0, sizeof(float) * (2 * chunks * nw + 1)));
   using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, const float*, float* const*,
                       int64_t, int64_t, int64_t, int64_t, float*, int64_t);
   // Through a volatile function pointer, as in dwf_row (Binaryen would inline them).
-  static Fn volatile const kFns[2] = {&dwf2_wasm<3, 1>, &dwf2_wasm<3, 2>};
+  static Fn volatile const kFns[2] = {&dwf_wasm<3, 1>, &dwf_wasm<3, 2>};
   const int64_t xrs = p.stride_h * W * C, dys = OW * C;
-  // Rows per part (dwf2_wasm): one 8-channel pass over n rows reads (n-1)*stride_h + 3 x rows
+  // Rows per part (dwf_wasm): one 8-channel pass over n rows reads (n-1)*stride_h + 3 x rows
   // and n dy rows, min(64, 4C) bytes (its line) per pixel; the next 8 channels (same lines)
   // find them in L1 if that stays within kDwfL1Bytes (112x112x32 stride 1: 1 row, 56x56x144
   // stride 2: 2 rows; 1 row each: 168 vs 193 us and 71 vs 68 us).
