@@ -72,14 +72,22 @@ export class Runtime {
     const { Ctor, dims, count } = checkDtypeShape(label, dtype, shape);
     const src = data === undefined ? null : toTensor('tensor() data', { dtype, shape: dims, data }).data;
     const bytes = count * Ctor.BYTES_PER_ELEMENT;
-    if (bytes > MAX_BYTES) throw new GradrtError('ResourceExhausted', `${label}: cannot allocate ${bytes} bytes in the wasm heap`);
     const m = this.#m;
-    const ptr = bytes ? m._gradrt_alloc(bytes) : 0;
+    const ptr = bytes && bytes <= MAX_BYTES ? m._gradrt_alloc(bytes) : 0;
     if (bytes && !ptr) throw new GradrtError('ResourceExhausted', `${label}: cannot allocate ${bytes} bytes in the wasm heap`);
     const heap = this.#heap(); // after the allocation, which may grow it
     if (src) heap.set(new Uint8Array(src.buffer, src.byteOffset, bytes), ptr);
     else heap.fill(0, ptr, ptr + bytes);
     return new HeapTensor(this, dtype, dims, ptr, bytes, () => this.#heap().buffer, bytes ? () => m._gradrt_dealloc(ptr) : null);
+  }
+
+  // The state of a HeapTensor of this runtime, undefined for anything else that is not one;
+  // InvalidArgument for another runtime's or a disposed one.
+  #own(value, label) {
+    const h = heapState(value);
+    if (h && h.owner !== this) throw invalid(`${label}: a HeapTensor of another runtime`);
+    if (h && !h.alive) throw invalid(`${label}: the HeapTensor was disposed`);
+    return h;
   }
 
   #usable() {
@@ -103,11 +111,8 @@ export class Runtime {
     const heapOut = Boolean(options && options.heap);
     // A HeapTensor input is read in place: { dtype, shape, ptr, bytes } instead of data.
     const tensors = Object.entries(inputs).map(([name, value]) => {
-      const h = heapState(value);
-      if (!h) return [name, toTensor(name, value)];
-      if (h.owner !== this) throw invalid(`input '${name}': a HeapTensor of another runtime`);
-      if (!h.alive) throw invalid(`input '${name}': the HeapTensor was disposed`);
-      return [name, { dtype: value.dtype, shape: value.shape, ptr: h.ptr, bytes: h.bytes }];
+      const h = this.#own(value, `input '${name}'`);
+      return [name, h ? { dtype: value.dtype, shape: value.shape, ptr: h.ptr, bytes: h.bytes } : toTensor(name, value)];
     });
     const json = attrsJson(attrs);
 
@@ -187,13 +192,10 @@ export class Runtime {
     for (const [name, dest] of Object.entries(outputs)) {
       if (dest === undefined) continue;
       if (info && !info.outputs.includes(name)) throw invalid(`options.outputs: ${op} has no output '${name}' (it has ${info.outputs.join(', ')})`);
-      const h = heapState(dest);
+      const h = this.#own(dest, `options.outputs.${name}`);
       if (dest === null) map.set(name, null);
-      else if (h) {
-        if (h.owner !== this) throw invalid(`options.outputs.${name}: a HeapTensor of another runtime`);
-        if (!h.alive) throw invalid(`options.outputs.${name}: the HeapTensor was disposed`);
-        map.set(name, { heap: dest, dtype: dest.dtype, ptr: h.ptr, bytes: h.bytes });
-      } else if (ArrayBuffer.isView(dest) && !(dest instanceof DataView)) map.set(name, { data: dest });
+      else if (h) map.set(name, { heap: dest, dtype: dest.dtype, ptr: h.ptr, bytes: h.bytes });
+      else if (ArrayBuffer.isView(dest) && !(dest instanceof DataView)) map.set(name, { data: dest });
       else if (typeof dest === 'object' && ArrayBuffer.isView(dest.data) && !(dest.data instanceof DataView)) map.set(name, { data: dest.data, dtype: dest.dtype });
       else throw invalid(`options.outputs.${name}: expected a typed array, a tensor { dtype, shape, data } or null`);
     }
