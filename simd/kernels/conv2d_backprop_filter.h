@@ -83,8 +83,8 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
   }
   // Work items (g, jb, t, f-tile), each owning a block of dw. jb splits the oc panels into
   // nb blocks: with several threads and a wide, tap-poor filter (1x1: 512 oc) each thread
-  // then packs only its own panels of dy, where splitting over (t, f-tile) alone had every
-  // thread pack all of them. With many taps the per-tap pointer tables cost more than the
+  // then packs (or, in place, streams) only its own panels of dy, where splitting over
+  // (t, f-tile) alone had every thread pack all of them. With many taps the per-tap pointer tables cost more than the
   // packing, and (t, f-tile) is the better split (nb = 1). The split decides only who
   // computes a dw element, never its order of additions.
   const int64_t nb = exec.threads > 1 && ocg > 16 * taps ? imin(np, exec.threads) : 1;
