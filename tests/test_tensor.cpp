@@ -10,11 +10,11 @@
 using gradrt::DType;
 using gradrt::Tensor;
 
-TEST_CASE("tensor: storage is 64-byte aligned and writable at every size") {
+TEST_CASE("tensor: storage is 128-byte aligned and writable at every size") {
   for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{17}, int64_t{1} << 18, (int64_t{1} << 18) + 3}) {
     Tensor t;
     REQUIRE(Tensor::allocate(DType::float32, {n}, &t).ok());
-    CHECK(reinterpret_cast<uintptr_t>(t.data()) % 64 == 0);
+    CHECK(reinterpret_cast<uintptr_t>(t.data()) % 128 == 0);
     std::memset(t.data(), 0x5a, t.num_bytes());
   }
 }

@@ -9,7 +9,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const MAX_BYTES = 2 ** 31 - 1;
 const DISPOSED = Symbol('disposed');
-const align16 = (n) => Math.ceil(n / 16) * 16;
+const align128 = (n) => Math.ceil(n / 128) * 128;
 
 // 'Conv2DBackpropInput' -> 'conv2dBackpropInput', 'FusedBatchNormGradV3' -> 'fusedBatchNormGradV3'
 export function helperName(op) {
@@ -118,7 +118,8 @@ export class Runtime {
 
     // One scratch block of the heap holds the call's arguments, kept across calls (see
     // #reserve): the input table (float64 records, see wasm/abi.h), then each input's data
-    // (16-byte aligned; not for HeapTensors), then the NUL-terminated UTF-8 strings (op,
+    // (128-byte aligned, as the block and the op's outputs: see gradrt_alloc in
+    // wasm/bindings.cpp; not for HeapTensors), then the NUL-terminated UTF-8 strings (op,
     // attrs, backend, input names), each given room for 3 bytes per UTF-16 unit.
     const strings = [op, json, backend, ...tensors.map(([name]) => name)];
     let tableLen = 0;
@@ -126,7 +127,7 @@ export class Runtime {
     let size = tableLen * 8;
     const dataOff = tensors.map(([, t]) => {
       if (t.ptr !== undefined) return -1;
-      const at = align16(size);
+      const at = align128(size);
       size = at + t.data.byteLength;
       return at;
     });

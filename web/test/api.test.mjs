@@ -225,5 +225,15 @@ for (const [flavour, options] of FLAVOURS) {
       assert.equal(m._gradrt_alloc(-1), 0);
       assert.equal(m._gradrt_alloc(2 ** 40), 0);
     });
+
+    it('gradrt_alloc returns 128-byte aligned blocks', () => {
+      // Odd sizes in between, so that a malloc that aligns to 8 or 16 only would show.
+      const blocks = [0, 1, 3, 8, 13, 60, 64, 65, 100, 1000, 4097, 70000].map((n) => m._gradrt_alloc(n));
+      for (const p of blocks) {
+        assert.ok(p > 0);
+        assert.equal(p % 128, 0, `block at ${p}`);
+      }
+      blocks.forEach((p) => m._gradrt_dealloc(p));
+    });
   });
 }

@@ -34,6 +34,12 @@ for (const [flavour, options] of FLAVOURS) {
       assertCode(() => t.data, 'InvalidArgument', /dispose/);
     });
 
+    it('rt.tensor data is 128-byte aligned', () => {
+      const ts = [1, 3, 5, 17, 33].map((n) => rt.tensor('float32', [n]));
+      for (const t of ts) assert.equal(t.data.byteOffset % 128, 0, `tensor of ${t.shape[0]} floats`);
+      ts.forEach((t) => t.dispose());
+    });
+
     it('heap inputs and heap outputs give the bits of the copying path', () => {
       const want = rt.runOp('DepthwiseConv2dNativeBackpropFilter', filterInputs(x, dy), attrs).output;
       const hx = rt.tensor('float32', x.shape, x.data), hdy = rt.tensor('float32', dy.shape, dy.data);

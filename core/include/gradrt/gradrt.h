@@ -54,7 +54,7 @@ struct TensorView {
   const void* data = nullptr;
 };
 
-// An owned tensor (64-byte aligned storage). Movable, not copyable.
+// An owned tensor (128-byte aligned storage). Movable, not copyable.
 class Tensor {
  public:
   Tensor() = default;
