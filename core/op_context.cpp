@@ -94,8 +94,18 @@ Status OpContext::expect_dtype(const TensorView& t, const char* name, DType want
 }
 
 Status OpContext::add_output(const char* name, DType dtype, std::vector<int64_t> shape, Tensor** out) {
+  // The op's largest input (an output is placed away from it in wasm: see Tensor::allocate).
+  const void* largest = nullptr;
+  int64_t most = 0;
+  for (const auto& [in_name, view] : inputs_) {
+    int64_t n = 0;
+    if (view.data != nullptr && checked_num_elements(view.shape, "", &n).ok() && n > most) {
+      most = n;
+      largest = view.data;
+    }
+  }
   Tensor t;
-  Status s = Tensor::allocate(dtype, std::move(shape), &t);
+  Status s = Tensor::allocate(dtype, std::move(shape), &t, largest);
   if (!s.ok()) return Status(s.code(), op_ + ": output '" + name + "': " + s.message());
   outputs_->emplace_back(name, std::move(t));
   *out = &outputs_->back().second;

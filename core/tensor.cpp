@@ -63,17 +63,25 @@ void set_max_tensor_elements(int64_t n) { g_max_elements.store(n > 0 ? n : kDefa
 
 namespace {
 
-// Every block starts with a 128-byte header holding the data size, so a freed tensor's block
-// can be kept for the next one of the same size: a training step asks for the same output
-// shapes as the step before, and a fresh block pays a page fault per 4 KiB on its first
-// touch (measured here: the 12.8 MB output of DepthwiseConv2dNativeBackpropInput at batch 8
-// took 1.1 ms with a reused block and up to 10 ms when glibc handed back fresh pages).
-// Data starts on a 128-byte boundary (a pair of cache lines), as the wasm heap buffers of
-// gradrt_alloc, so that an op's inputs and outputs sit at 0 mod 128 from each other: in a
-// scan of dy's offset, the wasm depthwise input gradient (112x112x32, 128-byte pixels) ran
-// 10-25% slower at 40..120 mod 128 from dx than at 0. (It still depends on the offset mod
-// 4096, through 4K aliasing of its dx stores with later dy loads: see NOTES.md.)
+// Every block starts with a header; its last 16 bytes, just before the data, hold the block's
+// base and data size, so a freed tensor's block can be kept for the next one of the same size:
+// a training step asks for the same output shapes as the step before, and a fresh block pays a
+// page fault per 4 KiB on its first touch (measured here: the 12.8 MB output of
+// DepthwiseConv2dNativeBackpropInput at batch 8 took 1.1 ms with a reused block and up to 10 ms
+// when glibc handed back fresh pages). Data starts on a 128-byte boundary (a pair of cache
+// lines), as the wasm heap buffers of gradrt_alloc; in wasm an output can be placed away from
+// an input instead (see kAwayBytes).
 constexpr size_t kHeader = 128, kAlign = 128;
+
+// WASM: an output of at least kAwayBytes goes at (its largest input + 2048 + 32) mod 4096, half a
+// page and half a line from it. Kernels that store an output while loading an input of the
+// same layout (the depthwise input gradient: dx pixel p after dy pixel p+1 of three rows)
+// otherwise hit 4K aliasing (a load waits on an older store whose address matches in bits
+// 0-11) and L1 set conflicts, by chance of the heap layout: 112x112x32 (128-byte pixels), over
+// dx placements in 128-byte steps: 180-252 us at 0 mod 128 from dy; at 32 mod 64, 182-190 us
+// but 278-302 us within ~600 bytes of dy mod 4096; at 2048 + 32, 188 us. Native kernels measured
+// flat over placements (64-66 us), so native outputs stay where malloc puts them.
+constexpr size_t kAwayBytes = size_t{64} << 10, kPage = 4096;
 
 // Blocks of >= 1 MiB, at most 8 of them and 256 MiB together, oldest dropped first; taken
 // only by an exact size match. Not in wasm, where freed heap memory never leaves the
@@ -137,13 +145,14 @@ BlockCache& block_cache() {
 
 void Tensor::Free::operator()(void* p) const {
   if (p == nullptr) return;
-  void* base = static_cast<char*>(p) - kHeader;
+  void* base;
   size_t bytes;
-  std::memcpy(&bytes, base, sizeof bytes);
-  if (!block_cache().put(base, bytes)) std::free(base);
+  std::memcpy(&base, static_cast<char*>(p) - 16, sizeof base);
+  std::memcpy(&bytes, static_cast<char*>(p) - 8, sizeof bytes);
+  if (static_cast<char*>(base) + kHeader != p || !block_cache().put(base, bytes)) std::free(base);
 }
 
-Status Tensor::allocate(DType dtype, std::vector<int64_t> shape, Tensor* out) {
+Status Tensor::allocate(DType dtype, std::vector<int64_t> shape, Tensor* out, const void* away_from) {
   int64_t n = 0;
   Status s = checked_num_elements(shape, "tensor", &n);
   if (!s.ok()) return s;
@@ -163,12 +172,30 @@ Status Tensor::allocate(DType dtype, std::vector<int64_t> shape, Tensor* out) {
   // null otherwise); allocate at least that much so data() is never null.
   size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   if (rounded == 0) rounded = kAlign;
-  void* base = block_cache().take(rounded);
-  if (base == nullptr) base = std::aligned_alloc(kAlign, rounded + kHeader);
+  void* base = nullptr;
+  size_t offset = kHeader;  // of the data in the block
+  bool placed = false;
+#if defined(__EMSCRIPTEN__)
+  if (away_from != nullptr && rounded >= kAwayBytes && rounded <= SIZE_MAX - 3 * kPage) {
+    // A page-aligned block with a page of slack: the data at offset kHeader + ((target -
+    // kHeader) mod 4096) lies at target mod 4096 (16-byte aligned at least).
+    const size_t target = ((reinterpret_cast<uintptr_t>(away_from) + kPage / 2 + 32) % kPage) & ~size_t{15};
+    offset = kHeader + (target + kPage - kHeader) % kPage;
+    base = std::aligned_alloc(kPage, (rounded + kHeader + 2 * kPage - 1) / kPage * kPage);
+    placed = true;
+  }
+#else
+  (void)away_from;
+#endif
+  if (!placed) {
+    base = block_cache().take(rounded);
+    if (base == nullptr) base = std::aligned_alloc(kAlign, rounded + kHeader);
+  }
   if (base == nullptr)
     return Status(Code::ResourceExhausted, "out of memory allocating " + std::to_string(bytes) + " bytes");
-  std::memcpy(base, &rounded, sizeof rounded);
-  void* p = static_cast<char*>(base) + kHeader;
+  void* p = static_cast<char*>(base) + offset;
+  std::memcpy(static_cast<char*>(p) - 16, &base, sizeof base);
+  std::memcpy(static_cast<char*>(p) - 8, &rounded, sizeof rounded);
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);

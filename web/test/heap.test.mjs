@@ -40,6 +40,21 @@ for (const [flavour, options] of FLAVOURS) {
       ts.forEach((t) => t.dispose());
     });
 
+    it('a large output lies half a page from the largest input, mod 4096 (4K aliasing)', () => {
+      // 1x64x64x8 float32: 128 KiB, above the 64 KiB from which outputs are placed (core/tensor.cpp).
+      const shape = [1, 64, 64, 8];
+      const filter = rt.tensor('float32', [3, 3, 8, 1]);
+      for (const pad of [1, 7, 30]) {
+        const spacer = rt.tensor('float32', [pad * 32]); // moves the next block's page offset
+        const hdy = rt.tensor('float32', shape);
+        const dx = rt.runOp('DepthwiseConv2dNativeBackpropInput', { input_sizes: shape, filter, out_backprop: hdy },
+          { strides: [1, 1, 1, 1], padding: 'SAME' }, { heap: true }).output;
+        assert.equal((((dx.data.byteOffset - hdy.data.byteOffset) % 4096) + 4096) % 4096, 2048 + 32);
+        [spacer, hdy, dx].forEach((t) => t.dispose());
+      }
+      filter.dispose();
+    });
+
     it('heap inputs and heap outputs give the bits of the copying path', () => {
       const want = rt.runOp('DepthwiseConv2dNativeBackpropFilter', filterInputs(x, dy), attrs).output;
       const hx = rt.tensor('float32', x.shape, x.data), hdy = rt.tensor('float32', dy.shape, dy.data);

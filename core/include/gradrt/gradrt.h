@@ -54,13 +54,15 @@ struct TensorView {
   const void* data = nullptr;
 };
 
-// An owned tensor (128-byte aligned storage). Movable, not copyable.
+// An owned tensor (128-byte aligned storage, 16-byte in wasm with away_from). Movable, not copyable.
 class Tensor {
  public:
   Tensor() = default;
   // Checked: negative dims, int64 overflow, or more elements than max_tensor_elements()
-  // give a status; nothing is allocated then.
-  static Status allocate(DType dtype, std::vector<int64_t> shape, Tensor* out);
+  // give a status; nothing is allocated then. away_from: data the op will read while it
+  // writes this tensor; the WebAssembly build places a large tensor half a page from it (mod
+  // 4096) against 4K aliasing (see core/tensor.cpp); elsewhere it is ignored.
+  static Status allocate(DType dtype, std::vector<int64_t> shape, Tensor* out, const void* away_from = nullptr);
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t num_elements() const { return num_elements_; }
