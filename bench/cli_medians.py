@@ -5,10 +5,15 @@ on .npy inputs written here (stdlib only), its median_ms next to the oneDNN time
 gradrt_bench wrote to bench/results.csv in the same session, and the geometric means per group.
 
     bench/cli_medians.py build/gradrt [--csv bench/results.csv] [--repeat 50] [--threads 1,2] [--rounds 3]
+                         [--live build-bench/bench/gradrt_bench]
 
 With --rounds R every row is run R times, the rounds interleaved over all rows (a noisy stretch
 of the machine then hits one round of many rows, not every round of one row), and the median of
 the R medians is reported.
+With --live GRADRT_BENCH the oneDNN NHWC time is not taken from the csv but measured right after
+each CLI median (`gradrt_bench --filter` for that row, one round): each round pairs the two
+sides within seconds of each other, and the ratio is the median of the R paired ratios (on this
+shared VM the 2-thread times drift by 10-40% over minutes, for both libraries).
 """
 import argparse, csv, json, math, os, random, struct, subprocess, sys, tempfile
 from collections import defaultdict
@@ -71,6 +76,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--batch", default="1,8")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--live", help="gradrt_bench binary: measure oneDNN NHWC next to each CLI median")
     a = ap.parse_args()
     onednn = {}
     if os.path.exists(a.csv):
@@ -99,20 +105,40 @@ def main():
             sys.exit("%s failed: %s" % (" ".join(args), r.stderr.strip()))
         return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
 
+    def onednn_ms(t, op, label, b):
+        """oneDNN NHWC ms of one row, measured now by gradrt_bench."""
+        out = os.path.join(tmp, "live.csv")
+        r = subprocess.run([a.live, "--threads=%d" % t, "--batch=%d" % b, "--filter=%s %s" % (op, label),
+                            "--reps=11", "--csv=" + out], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("%s failed: %s" % (a.live, r.stderr.strip()))
+        found = [float(x["onednn_nhwc_ms"]) for x in csv.DictReader(open(out))
+                 if x["op"] == op and x["shape"] == label and int(x["batch"]) == b]
+        if len(found) != 1:
+            sys.exit("%s: no single row for %s %s batch %d" % (a.live, op, label, b))
+        return found[0]
+
     # --repeat N at least, and enough runs to fill ~300 ms: a 2 ms loop of small ops would be
     # timed on cores still waking up (the bench warms each side 100 ms).
     repeats = [max(a.repeat, min(20000, int(300 / max(median_ms(args, 5), 1e-3)))) for *_, args in rows]
     runs = [[] for _ in rows]
+    live = [[] for _ in rows]  # --live: oneDNN NHWC ms per round, measured after that round's CLI median
     for _ in range(a.rounds):
-        for i, (*_, args) in enumerate(rows):
+        for i, (t, group, op, label, b, args) in enumerate(rows):
             runs[i].append(median_ms(args, repeats[i]))
+            if a.live:
+                live[i].append(onednn_ms(t, op, label, b))
 
     print("threads op                                   shape                  batch | cli median ms | oneDNN NHWC ms | ratio")
     ratios = defaultdict(list)
-    for (t, group, op, label, b, _), ms_list in zip(rows, runs):
+    for i, ((t, group, op, label, b, _), ms_list) in enumerate(zip(rows, runs)):
         ms = sorted(ms_list)[len(ms_list) // 2]
         ref = onednn.get((t, op, label, b))
         ratio = ref / ms if ref else None
+        if a.live:
+            ref = sorted(live[i])[len(live[i]) // 2]
+            paired = sorted(o / g for o, g in zip(live[i], ms_list))
+            ratio = paired[len(paired) // 2]
         if ratio:
             ratios[(t, group)].append(ratio)
         print("%7d %-36s %-22s %5d | %13.3f | %14s | %5s" % (
