@@ -79,8 +79,9 @@ constexpr size_t kHeader = 128, kAlign = 128;
 // otherwise hit 4K aliasing (a load waits on an older store whose address matches in bits
 // 0-11) and L1 set conflicts, by chance of the heap layout: 112x112x32 (128-byte pixels), over
 // dx placements in 128-byte steps: 180-252 us at 0 mod 128 from dy; at 32 mod 64, 182-190 us
-// but 278-302 us within ~600 bytes of dy mod 4096; at 2048 + 32, 188 us. Native kernels measured
-// flat over placements (64-66 us), so native outputs stay where malloc puts them.
+// but 278-302 us within ~600 bytes of dy mod 4096; placed, 174-180 us for every dy placement.
+// Native kernels measured flat over input placements (that op 63-66 us, FusedBatchNormGrad
+// 181-195 us), so native outputs stay where malloc puts them.
 constexpr size_t kAwayBytes = size_t{64} << 10, kPage = 4096;
 
 // Blocks of >= 1 MiB, at most 8 of them and 256 MiB together, oldest dropped first; taken
