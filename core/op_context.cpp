@@ -94,8 +94,10 @@ Status OpContext::expect_dtype(const TensorView& t, const char* name, DType want
 }
 
 Status OpContext::add_output(const char* name, DType dtype, std::vector<int64_t> shape, Tensor** out) {
-  // The op's largest input (an output is placed away from it in wasm: see Tensor::allocate).
+  // WASM: the op's largest input, which the output is placed away from (see Tensor::allocate;
+  // native builds ignore the hint, so they skip the search).
   const void* largest = nullptr;
+#if defined(__EMSCRIPTEN__)
   int64_t most = 0;
   for (const auto& [in_name, view] : inputs_) {
     int64_t n = 0;
@@ -104,6 +106,7 @@ Status OpContext::add_output(const char* name, DType dtype, std::vector<int64_t>
       largest = view.data;
     }
   }
+#endif
   Tensor t;
   Status s = Tensor::allocate(dtype, std::move(shape), &t, largest);
   if (!s.ok()) return Status(s.code(), op_ + ": output '" + name + "': " + s.message());
