@@ -319,16 +319,17 @@ TEST_CASE("cpu: depthwise kx-reuse rows vs reference") {
 // Conv gradients on images wide enough for the kernels' fast paths (random_conv's images are
 // smaller than one GEMM tile row): Conv2DBackpropInput's interior tiles (a tile inside one
 // class row with every tap in range) next to border tiles, for strides 1-2 and SAME-style
-// padding; Conv2DBackpropFilter over several pixel chunks, and with oc wide enough that
-// threads split the oc panels (1x1). Each vs the reference, and bit-identical for 1, 2, 3
-// threads.
+// padding, with a filter row's kx taps merged into one K run (strides 1-3), and tiles that
+// cross images (batch 3); Conv2DBackpropFilter over several pixel chunks, and with oc wide enough that threads split
+// the oc panels (1x1). Each vs the reference, and bit-identical for 1, 2, 3 threads.
 TEST_CASE("cpu: conv gradients on wide images (interior tiles, chunked filter sums)") {
   IsaGuard guard;
   struct Geo {
     int64_t n, h, w, c, oc, k, s, groups;
   };
   const Geo geos[] = {{2, 9, 31, 20, 24, 3, 1, 1}, {1, 11, 40, 16, 40, 3, 2, 1}, {2, 7, 29, 37, 70, 1, 1, 1},
-                      {1, 8, 27, 12, 18, 3, 1, 2}, {1, 6, 33, 9, 5, 5, 2, 1}};
+                      {1, 8, 27, 12, 18, 3, 1, 2}, {1, 6, 33, 9, 5, 5, 2, 1},
+                      {1, 10, 45, 8, 16, 4, 3, 1}, {3, 28, 28, 8, 64, 3, 1, 1}, {3, 40, 40, 8, 128, 3, 2, 1}};
   std::mt19937 rng(77);
   for (const Geo& g : geos) {
     const ConvParams p = test::same_conv_params(g.n, g.h, g.w, g.c * g.groups, g.oc * g.groups, g.k, g.s, g.groups);

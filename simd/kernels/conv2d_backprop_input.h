@@ -16,6 +16,8 @@
 // (building it with divisions cost 12% of the op).
 #pragma once
 
+#include <atomic>
+
 #include "gemm.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
@@ -28,40 +30,6 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
   const int64_t ocg = p.out_c / groups, np = (fic + NR - 1) / NR;
   if (p.x_elements() == 0) return;
 
-  // bpack[g][j][t][oc][NR] = w[t][j*NR + (0..NR)][g*ocg + oc]: the transposed filter tap.
-  const int64_t panel = taps * ocg * NR;
-  T* bpack = static_cast<T*>(workspace(0, sizeof(T) * (groups * np * panel + 1)));
-  // Packed in parallel, one (g, j, t) block per item. The transpose goes in blocks of OB
-  // oc: the OB destination rows (OB * NR values) stay in L1 while the NR source rows are
-  // read OB values at a time (a column-at-a-time loop over a 64 KiB panel missed L1 on
-  // every store: 9% of the 1x1 op).
-  par(exec, groups * np * taps, 1, [&](int64_t b0, int64_t b1) {
-    constexpr int64_t OB = 64;
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t g = b / (np * taps), j = (b / taps) % np, t = b % taps;
-      const int64_t nr = imin(NR, fic - j * NR);
-      T* dst = bpack + (g * np + j) * panel + t * ocg * NR;
-      const T* src = w + (t * fic + j * NR) * p.out_c + g * ocg;  // row cc at src + cc*out_c
-      for (int64_t o0 = 0; o0 < ocg; o0 += OB) {
-        const int64_t ob = imin(OB, ocg - o0);
-        int64_t cc = 0;  // 8x8 blocks in registers where the unit can, then one value at a time
-        for (; cc + 8 <= nr; cc += 8) {
-          int64_t q = 0;
-          for (; q + 8 <= ob; q += 8)
-            if (!transpose8x8(src + cc * p.out_c + o0 + q, p.out_c, dst + (o0 + q) * NR + cc, NR)) break;
-          for (int64_t r = cc; r < cc + 8; ++r)
-            for (int64_t qq = q; qq < ob; ++qq) dst[(o0 + qq) * NR + r] = src[r * p.out_c + o0 + qq];
-        }
-        for (; cc < nr; ++cc) {
-          const T* s = src + cc * p.out_c + o0;
-          for (int64_t q = 0; q < ob; ++q) dst[(o0 + q) * NR + cc] = s[q];
-        }
-        for (int64_t cc = nr; cc < NR; ++cc)
-          for (int64_t q = 0; q < ob; ++q) dst[(o0 + q) * NR + cc] = T(0);
-      }
-    }
-  });
-
   const int64_t row_c = p.out_w * p.out_c;  // dy offset of one output row
   // Phase classes, all in one parallel pass (a pass per class cost a pool wake-up each:
   // 4 for a stride-2 op). Class q = (py, px) keeps its tap lists in cls + q*CL:
@@ -69,7 +37,18 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
   // kxs, dv (fw each). du[u] = (py + pt - kys[u]*dh) / sh exactly, likewise dv.
   const int64_t cy = imin(p.stride_h, p.in_h), cx = imin(p.stride_w, p.in_w), ncls = cy * cx;
   const int64_t fh = p.filter_h, fw = p.filter_w, CL = 7 + 2 * (fh + fw);
-  int64_t* cls = static_cast<int64_t*>(workspace(4, sizeof(int64_t) * (ncls * CL + 1)));
+  int64_t* cls = static_cast<int64_t*>(workspace(4, sizeof(int64_t) * (ncls * CL + fw + 1)));
+  // Merged kx taps (dilation_w 1, one group): the valid kx of a class are kx = r, r + sw,
+  // r + 2sw, ... with dy columns ox = b + dv[v], dv falling by exactly 1 per tap, so in
+  // reverse kx order they are consecutive dy pixels, and (whole pixels: one group) their
+  // channels one contiguous run of nkx*ocg values. An interior tile then reads a filter row's
+  // taps as one K run, where the B rows are packed in the same order: the kx of a row sorted
+  // by (kx mod sw, descending kx). kpos[kx] is that position (else kpos[kx] = kx).
+  const bool merge = groups == 1 && p.dilation_w == 1;
+  int64_t* kpos = cls + ncls * CL;
+  for (int64_t r = 0, pos = 0; r < imin(p.stride_w, fw); ++r)
+    for (int64_t kx = r + (fw - 1 - r) / p.stride_w * p.stride_w; kx >= 0; kx -= p.stride_w)
+      kpos[kx] = merge ? pos++ : kx;
   int64_t tiles = 0, max_ctaps = 0;
   for (int64_t q = 0; q < ncls; ++q) {
     int64_t* cq = cls + q * CL;
@@ -92,9 +71,38 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
     tiles += (p.batch * ch * cw + MR - 1) / MR;
     max_ctaps = imax(max_ctaps, nky * nkx);
   }
-  // Guided chunks down to one tile (a few microseconds): with 4 fixed chunks per thread the
-  // last chunk left one thread idle for up to a quarter of a small op.
-  par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
+  // bpack[g][j][ky*fw + kpos[kx]][oc][NR] = w[ky][kx][j*NR + (0..NR)][g*ocg + oc]: the
+  // transposed filter taps, the kx of a filter row permuted by kpos.
+  const int64_t panel = taps * ocg * NR, pack_bytes = int64_t(sizeof(T)) * (groups * np * panel + 1);
+  // Packs block b = (g, j, t) into bp. The transpose goes in blocks of OB oc: the OB
+  // destination rows (OB * NR values) stay in L1 while the NR source rows are read OB values
+  // at a time (a column-at-a-time loop over a 64 KiB panel missed L1 on every store: 9% of
+  // the 1x1 op).
+  auto pack = [&](T* bp, int64_t b) {
+    constexpr int64_t OB = 64;
+    const int64_t g = b / (np * taps), j = (b / taps) % np, t = b % taps;
+    const int64_t nr = imin(NR, fic - j * NR);
+    T* dst = bp + (g * np + j) * panel + (t / fw * fw + kpos[t % fw]) * ocg * NR;
+    const T* src = w + (t * fic + j * NR) * p.out_c + g * ocg;  // row cc at src + cc*out_c
+    for (int64_t o0 = 0; o0 < ocg; o0 += OB) {
+      const int64_t ob = imin(OB, ocg - o0);
+      int64_t cc = 0;  // 8x8 blocks in registers where the unit can, then one value at a time
+      for (; cc + 8 <= nr; cc += 8) {
+        int64_t q = 0;
+        for (; q + 8 <= ob; q += 8)
+          if (!transpose8x8(src + cc * p.out_c + o0 + q, p.out_c, dst + (o0 + q) * NR + cc, NR)) break;
+        for (int64_t r = cc; r < cc + 8; ++r)
+          for (int64_t qq = q; qq < ob; ++qq) dst[(o0 + qq) * NR + r] = src[r * p.out_c + o0 + qq];
+      }
+      for (; cc < nr; ++cc) {
+        const T* s = src + cc * p.out_c + o0;
+        for (int64_t q = 0; q < ob; ++q) dst[(o0 + q) * NR + cc] = s[q];
+      }
+      for (int64_t cc = nr; cc < NR; ++cc)
+        for (int64_t q = 0; q < ob; ++q) dst[(o0 + q) * NR + cc] = T(0);
+    }
+  };
+  auto run_tiles = [&](const T* bpack, int64_t t0, int64_t t1) {
     // ok_r[u*MR + i]: pixel row i has dy row a_i + du[u]; ok_c likewise for columns. Tap-major,
     // so that the per-tap loop over i below vectorizes. int32, not bytes: byte stores may
     // alias anything and made GCC reload every param.
@@ -117,14 +125,15 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
       const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
       T* c[MR];
       int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = m0 / (cw * ch);
-      // The GEMM over the np column panels of group g, taps a/b[0..nt) (b advanced per panel).
-      auto run_panels = [&](int64_t g, int64_t nt) {
+      // The GEMM over the np column panels of group g, taps a/b[0..nt) of kc values each (b
+      // advanced per panel).
+      auto run_panels = [&](int64_t g, int64_t nt, int64_t kc) {
         for (int64_t j = 0; j < np; ++j) {
           T* cj[MR];
           for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * fic + j * NR;
           if (j > 0)
             for (int64_t t = 0; t < nt; ++t) b[t] += panel;
-          G::rows(nt, ocg, a, b, cj, mr, imin(NR, fic - j * NR));
+          G::rows(nt, kc, a, b, cj, mr, imin(NR, fic - j * NR));
         }
       };
       // Interior tile: MR pixels in one class row, every tap inside dy for all of them
@@ -145,6 +154,16 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
         }
         T* c0 = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
         for (int64_t i = 0; i < MR; ++i) c[i] = c0 + i * sw * in_c;
+        if (merge) {  // a tap per filter row: its kx from kxs[nkx-1] down to kxs[0]
+          for (int64_t u = 0; u < nky; ++u) {
+            const T* base = dy + (off0 + du[u] * row_c + dv[nkx - 1] * out_c);
+            const T** at = a + u * MR;
+            for (int64_t i = 0; i < MR; ++i) at[i] = base + i * out_c;
+            b[u] = bpack + (kys[u] * fw + kpos[kxs[nkx - 1]]) * ocg * NR;
+          }
+          run_panels(0, nky, nkx * ocg);
+          continue;
+        }
         for (int64_t g = 0; g < groups; ++g) {
           int64_t nt = 0;
           for (int64_t u = 0; u < nky; ++u)
@@ -152,9 +171,9 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
               const T* base = dy + (off0 + du[u] * row_c + dv[v] * out_c + g * ocg);
               const T** at = a + nt * MR;
               for (int64_t i = 0; i < MR; ++i) at[i] = base + i * out_c;
-              b[nt] = bpack + g * np * panel + (kys[u] * p.filter_w + kxs[v]) * ocg * NR;
+              b[nt] = bpack + g * np * panel + (kys[u] * fw + kpos[kxs[v]]) * ocg * NR;
             }
-          run_panels(g, nt);
+          run_panels(g, nt, ocg);
         }
         continue;
       }
@@ -189,12 +208,44 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
               any |= in;
             }
             if (!any) continue;
-            b[nt++] = bpack + g * np * panel + (kys[u] * p.filter_w + kxs[v]) * ocg * NR;
+            b[nt++] = bpack + g * np * panel + (kys[u] * fw + kpos[kxs[v]]) * ocg * NR;
           }
-        run_panels(g, nt);
+        run_panels(g, nt, ocg);
       }
     }
+  };
+  // Who packs. Shared: the panels packed once, in parallel, into the caller's workspace,
+  // then read by every thread. Private: each thread packs all of them into its own workspace
+  // when it takes its first tiles. Shared, every pack store must first take the line from the
+  // other core's cache, where the last call's tiles read it: at 2 threads the pack took 2.5%
+  // of the 3x3 56x56x64 -> 64 op (0.2% at 1 thread) and 7.6% of the 1x1 28x28x256 -> 512
+  // (2.7%); private, 1.1% and 3.9%, and the op 1-5% faster at batch 1. Private packing
+  // repeats the work on every thread, so beyond 2 threads it is taken only where one thread's
+  // pack (~0.2 ns a value) is under ~1% of its share of the GEMM (~0.005 ns a flop).
+  const int64_t nblocks = groups * np * taps, threads = exec.threads;
+  const double flops = 2.0 * double(p.x_elements()) * double(taps * ocg);
+  const bool priv = threads <= 2 || double(groups * np * panel) * double(threads) * 4000.0 <= flops;
+  if (priv && threads > 1) {
+    static std::atomic<uint64_t> calls{0};
+    static thread_local uint64_t packed_for = 0;  // the call whose panels this thread's workspace holds
+    const uint64_t call = ++calls;
+    par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
+      T* bp = static_cast<T*>(workspace(0, size_t(pack_bytes)));
+      if (packed_for != call) {
+        for (int64_t b = 0; b < nblocks; ++b) pack(bp, b);
+        packed_for = call;
+      }
+      run_tiles(bp, t0, t1);
+    });
+    return;
+  }
+  T* bpack = static_cast<T*>(workspace(0, size_t(pack_bytes)));
+  par(exec, nblocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) pack(bpack, b);
   });
+  // Guided chunks down to one tile (a few microseconds): with 4 fixed chunks per thread the
+  // last chunk left one thread idle for up to a quarter of a small op.
+  par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) { run_tiles(bpack, t0, t1); });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
