@@ -69,7 +69,7 @@ void conv2d(const Exec& exec, const ConvParams& p, const T* x, const T* w, T* y)
           for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * ocg + j * NR;
           if (j > 0)
             for (int64_t t = 0; t < nt; ++t) b[t] += panel;
-          G::rows(nt, fic, a, b, cj, mr, imin(NR, ocg - j * NR));
+          G::rows(nt, fic, a, MR, b, cj, mr, imin(NR, ocg - j * NR));
         }
       }
     }

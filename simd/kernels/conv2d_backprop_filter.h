@@ -43,7 +43,7 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
   // tiles of MB = 2MR/3 or MC = MR/3 rows (other instantiations of the same micro-kernel), so
   // that e.g. fic = 64 with MR = 12 runs 4x12 + 2x8 with no wasted rows. A remainder that
   // matches none is padded (its A rows packed with zeros).
-  constexpr int MB = kMR * 2 / 3 > 0 ? kMR * 2 / 3 : 1, MC = kMR / 3 > 0 ? kMR / 3 : 1;
+  constexpr int MB = kMB, MC = kMC;
   int64_t tile_f0[64], tile_mr[64], tile_kind[64];  // kind: 0 -> MR, 1 -> MB, 2 -> MC
   int64_t ftiles = 0;
   int64_t* tf0 = tile_f0;

@@ -26,6 +26,8 @@ template <class T, class Arch>
 void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, const T* dy, T* dx) {
   using G = Gemm<T, Arch, kMR, kNRV>;
   constexpr int64_t MR = kMR, NR = G::NR;
+  // A class's last tile (mr < MR pixels) runs a kernel of kMB = 2MR/3 or kMC = MR/3 rows
+  // where it fits (1x1 28x28: 784 pixels = 65 tiles of 12 + one of 4, which cost a whole tile).
   const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, groups = p.groups;
   const int64_t ocg = p.out_c / groups, np = (fic + NR - 1) / NR;
   if (p.x_elements() == 0) return;
@@ -133,7 +135,10 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
           for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * fic + j * NR;
           if (j > 0)
             for (int64_t t = 0; t < nt; ++t) b[t] += panel;
-          G::rows(nt, kc, a, b, cj, mr, imin(NR, fic - j * NR));
+          const int64_t nr = imin(NR, fic - j * NR);
+          if (mr > kMB) G::rows(nt, kc, a, MR, b, cj, mr, nr);
+          else if (mr > kMC) Gemm<T, Arch, kMB, kNRV>::rows(nt, kc, a, MR, b, cj, mr, nr);
+          else Gemm<T, Arch, kMC, kNRV>::rows(nt, kc, a, MR, b, cj, mr, nr);
         }
       };
       // Interior tile: MR pixels in one class row, every tap inside dy for all of them

@@ -5,8 +5,8 @@
 // the last real column), so the kernel loads NRV full vectors per k with no tail code.
 // A comes in one of two shapes, both read in place (no im2col buffer):
 //   rows(): "indirect" A, as in XNNPACK's indirect convolution. For each tap t, MR row
-//           pointers a[t*MR + i], each to kc contiguous values (a pixel's channels). A pixel
-//           that falls into padding points at a zero buffer instead. Used by conv2d (A = x)
+//           pointers a[t*as + i] (as >= MR), each to kc contiguous values (a pixel's
+//           channels). A pixel that falls into padding points at a zero buffer instead. Used by conv2d (A = x)
 //           and conv2d_backprop_input (A = dy).
 //   cols(): a pointer per k to MR contiguous values, A[i][k] = a[k][i]. Used by
 //           conv2d_backprop_filter, where k runs over output pixels and i over input channels.
@@ -27,6 +27,9 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Smaller tiles of the same micro-kernel for remainders: 2MR/3 and MR/3 rows.
+constexpr int kMB = kMR * 2 / 3 > 0 ? kMR * 2 / 3 : 1, kMC = kMR / 3 > 0 ? kMR / 3 : 1;
+
 template <class T, class Arch, int MR, int NRV>
 struct Gemm {
   using V = Vec<T, Arch>;
@@ -34,10 +37,10 @@ struct Gemm {
   static constexpr int64_t L = V::width;
   static constexpr int64_t NR = NRV * L;
 
-  // c[i][0..nr) = sum_{t < ntaps} sum_{k < kc} a[t*MR+i][k] * b[t][k*NR + j], for i < mr.
+  // c[i][0..nr) = sum_{t < ntaps} sum_{k < kc} a[t*as+i][k] * b[t][k*NR + j], for i < mr.
   // Rows i >= mr still need valid a pointers (zeros) but c[i] is not touched.
-  GRADRT_SIMD_NOINLINE static void rows(int64_t ntaps, int64_t kc, const T* const* a, const T* const* b, T* const* c,
-                   int64_t mr, int64_t nr) {
+  GRADRT_SIMD_NOINLINE static void rows(int64_t ntaps, int64_t kc, const T* const* a, int64_t as, const T* const* b,
+                                        T* const* c, int64_t mr, int64_t nr) {
     B acc[MR][NRV];
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i)
@@ -46,7 +49,7 @@ struct Gemm {
     for (int64_t t = 0; t < ntaps; ++t) {
       const T* ap[MR];
 #pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) ap[i] = a[t * MR + i];
+      for (int i = 0; i < MR; ++i) ap[i] = a[t * as + i];
       const T* bp = b[t];
       for (int64_t k = 0; k < kc; ++k, bp += NR) {
         B bv[NRV];
