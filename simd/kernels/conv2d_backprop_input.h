@@ -26,8 +26,6 @@ template <class T, class Arch>
 void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, const T* dy, T* dx) {
   using G = Gemm<T, Arch, kMR, kNRV>;
   constexpr int64_t MR = kMR, NR = G::NR;
-  // A class's last tile (mr < MR pixels) runs a kernel of kMB = 2MR/3 or kMC = MR/3 rows
-  // where it fits (1x1 28x28: 784 pixels = 65 tiles of 12 + one of 4, which cost a whole tile).
   const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, groups = p.groups;
   const int64_t ocg = p.out_c / groups, np = (fic + NR - 1) / NR;
   if (p.x_elements() == 0) return;
@@ -128,7 +126,9 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
       T* c[MR];
       int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = m0 / (cw * ch);
       // The GEMM over the np column panels of group g, taps a/b[0..nt) of kc values each (b
-      // advanced per panel).
+      // advanced per panel). A class's last tile (mr < MR pixels) runs the kMB = 2MR/3 or
+      // kMC = MR/3 row kernel where it fits (1x1 28x28: 784 pixels = 65 tiles of 12 and one
+      // of 4, which cost a whole tile).
       auto run_panels = [&](int64_t g, int64_t nt, int64_t kc) {
         for (int64_t j = 0; j < np; ++j) {
           T* cj[MR];
