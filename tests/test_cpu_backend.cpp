@@ -319,9 +319,10 @@ TEST_CASE("cpu: depthwise kx-reuse rows vs reference") {
 // Conv gradients on images wide enough for the kernels' fast paths (random_conv's images are
 // smaller than one GEMM tile row): Conv2DBackpropInput's interior tiles (a tile inside one
 // class row with every tap in range) next to border tiles, for strides 1-2 and SAME-style
-// padding, with a filter row's kx taps merged into one K run (strides 1-3), and tiles that
-// cross images (batch 3); Conv2DBackpropFilter over several pixel chunks, and with oc wide enough that threads split
-// the oc panels (1x1). Each vs the reference, and bit-identical for 1, 2, 3 threads.
+// padding, with a filter row's kx taps merged into one K run (strides 1-3), tiles that cross
+// images (batch 3) and partial tiles on the smaller row kernels; Conv2DBackpropFilter over
+// several pixel chunks, and with oc wide enough that threads split the oc panels (1x1). Each
+// vs the reference, and bit-identical for 1, 2, 3 threads.
 TEST_CASE("cpu: conv gradients on wide images (interior tiles, chunked filter sums)") {
   IsaGuard guard;
   struct Geo {

@@ -6,8 +6,8 @@
 // A comes in one of two shapes, both read in place (no im2col buffer):
 //   rows(): "indirect" A, as in XNNPACK's indirect convolution. For each tap t, MR row
 //           pointers a[t*as + i] (as >= MR), each to kc contiguous values (a pixel's
-//           channels). A pixel that falls into padding points at a zero buffer instead. Used by conv2d (A = x)
-//           and conv2d_backprop_input (A = dy).
+//           channels). A pixel that falls into padding points at a zero buffer instead.
+//           Used by conv2d (A = x) and conv2d_backprop_input (A = dy).
 //   cols(): a pointer per k to MR contiguous values, A[i][k] = a[k][i]. Used by
 //           conv2d_backprop_filter, where k runs over output pixels and i over input channels.
 // Per k step: NRV vector loads of B, MR broadcasts of A, MR*NRV FMAs.
