@@ -10,43 +10,17 @@ every variant back to back (order reversed every other round), `gradrt run --rep
 per-round ratios to the base. On a shared host whose speed drifts by 10-40% over minutes, only these
 paired ratios separate a 1-2% change from the drift.
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile
+import argparse, os, statistics, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_medians as cm
-
-
-def rows(threads, batches, only, workdir):
-    """(name, args without the binary) for each selected row; inputs written once into workdir."""
-    out = []
-    for t in threads:
-        for b in batches:
-            for i, (_, op, label, inputs, attrs) in enumerate(cm.cases(b)):
-                name = "%s %s b%d t%d" % (op, label, b, t)
-                if not all(s in name for s in only):
-                    continue
-                d = os.path.join(workdir, "b%d_%d" % (b, i))
-                os.makedirs(d, exist_ok=True)
-                args = ["run", op, "--backend", "cpu", "--threads", str(t), "--out", os.path.join(d, "out")]
-                for n, (shape, dtype, values) in inputs.items():
-                    path = os.path.join(d, n + ".npy")
-                    if not os.path.exists(path):
-                        cm.write_npy(path, shape, dtype, values)
-                    args += ["--input", "%s=%s" % (n, path)]
-                for k, v in attrs.items():
-                    args += ["--attr", "%s=%s" % (k, json.dumps(v))]
-                out.append((name, args))
-    return out
 
 
 def median_ms(variant, args, repeat):
     binary, _, settings = variant.partition(":")
     env = dict(os.environ)
     env.update(kv.split("=", 1) for kv in settings.split() if kv)
-    r = subprocess.run([binary] + args + ["--repeat", str(repeat)], capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        sys.exit("%s failed: %s" % (variant, r.stderr.strip()))
-    return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+    return cm.cli_median_ms(binary, args, repeat, env)
 
 
 def main():
@@ -58,7 +32,10 @@ def main():
     ap.add_argument("--only", nargs="*", default=[], help="substrings a row name must contain")
     a = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="gradrt-ab-")
-    selected = rows([int(t) for t in a.threads.split(",")], [int(b) for b in a.batch.split(",")], a.only, workdir)
+    selected = [("%s %s b%d t%d" % (op, label, b, t), args)
+                for t, _, op, label, b, args in cm.cli_rows([int(t) for t in a.threads.split(",")],
+                                                             [int(b) for b in a.batch.split(",")], workdir)
+                if all(s in "%s %s b%d t%d" % (op, label, b, t) for s in a.only)]
     base = a.variants[0]
     repeats = [max(50, int(300 / max(median_ms(base, args, 5), 1e-3))) for _, args in selected]
     ms = {(n, v): [] for n, _ in selected for v in a.variants}

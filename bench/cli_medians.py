@@ -68,6 +68,35 @@ def cases(batch):
     return out
 
 
+def cli_rows(threads, batches, workdir):
+    """(threads, group, op, label, batch, args) per row, args the `gradrt` arguments without the
+    binary and --repeat; the inputs are written once as .npy files under workdir."""
+    rows = []
+    for t in threads:
+        for b in batches:
+            for i, (group, op, label, inputs, attrs) in enumerate(cases(b)):
+                d = os.path.join(workdir, "b%d_%d" % (b, i))
+                os.makedirs(d, exist_ok=True)
+                args = ["run", op, "--backend", "cpu", "--threads", str(t), "--out", os.path.join(d, "out")]
+                for name, (shape, dtype, values) in inputs.items():
+                    path = os.path.join(d, name + ".npy")
+                    if not os.path.exists(path):
+                        write_npy(path, shape, dtype, values)
+                    args += ["--input", "%s=%s" % (name, path)]
+                for k, v in attrs.items():
+                    args += ["--attr", "%s=%s" % (k, json.dumps(v))]
+                rows.append((t, group, op, label, b, args))
+    return rows
+
+
+def cli_median_ms(binary, args, repeat, env=None):
+    """median_ms of `binary args --repeat repeat` (env: the process environment, default ours)."""
+    r = subprocess.run([binary] + args + ["--repeat", str(repeat)], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit("%s %s failed: %s" % (binary, " ".join(args), r.stderr.strip()))
+    return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("gradrt")
@@ -83,27 +112,10 @@ def main():
         for r in csv.DictReader(open(a.csv)):
             onednn[(int(r["threads"]), r["op"], r["shape"], int(r["batch"]))] = float(r["onednn_nhwc_ms"])
     tmp = tempfile.mkdtemp(prefix="gradrt-cli-")
-    rows = []  # (threads, group, op, label, batch, argv)
-    for t in [int(v) for v in a.threads.split(",")]:
-        for b in [int(v) for v in a.batch.split(",")]:
-            for i, (group, op, label, inputs, attrs) in enumerate(cases(b)):
-                d = os.path.join(tmp, "b%d_%d" % (b, i))
-                os.makedirs(d, exist_ok=True)
-                args = [a.gradrt, "run", op, "--backend", "cpu", "--threads", str(t), "--out", os.path.join(d, "out")]
-                for name, (shape, dtype, values) in inputs.items():
-                    path = os.path.join(d, name + ".npy")
-                    if not os.path.exists(path):
-                        write_npy(path, shape, dtype, values)
-                    args += ["--input", "%s=%s" % (name, path)]
-                for k, v in attrs.items():
-                    args += ["--attr", "%s=%s" % (k, json.dumps(v))]
-                rows.append((t, group, op, label, b, args))
+    rows = cli_rows([int(v) for v in a.threads.split(",")], [int(v) for v in a.batch.split(",")], tmp)
 
     def median_ms(args, repeat):
-        r = subprocess.run(args + ["--repeat", str(repeat)], capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit("%s failed: %s" % (" ".join(args), r.stderr.strip()))
-        return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+        return cli_median_ms(a.gradrt, args, repeat)
 
     def onednn_ms(t, op, label, b):
         """oneDNN NHWC ms of one row, measured now by gradrt_bench."""
