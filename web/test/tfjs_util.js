@@ -63,8 +63,8 @@ export function issueCnn({ bn = (c) => tf.layers.batchNormalization(c), size = 2
 }
 
 // A batch of images whose class (0-3) a small CNN learns quickly: horizontal stripes,
-// vertical stripes, a checkerboard, or none, over noise.
-export function toyBatch(n, size, seed) {
+// vertical stripes, a checkerboard, or none (stripes `period` pixels wide), over noise.
+export function toyBatch(n, size, seed, period = 1) {
   const labels = Array.from({ length: n }, (_, i) => (i + seed) % 4);
   const noise = randomTensor([n, size, size, 1], seed).dataSync();
   const data = new Float32Array(n * size * size);
@@ -72,7 +72,8 @@ export function toyBatch(n, size, seed) {
     for (let r = 0; r < size; r++) {
       for (let c = 0; c < size; c++) {
         const i = (b * size + r) * size + c;
-        const pattern = [r % 2, c % 2, (r + c) % 2, 0][labels[b]];
+        const [pr, pc] = [Math.floor(r / period), Math.floor(c / period)];
+        const pattern = [pr % 2, pc % 2, (pr + pc) % 2, 0][labels[b]];
         data[i] = pattern + 0.3 * noise[i];
       }
     }
