@@ -113,9 +113,8 @@ export function convKernel(ctx, kernelName, backendName, previous) {
     kernelName,
     backendName,
     kernelFunc: (args) => {
-      let plan;
       try {
-        plan = body(args);
+        const plan = body(args);
         if (!plan.tensors.every((t) => t.dtype === 'float32')) throw unsupported(`${kernelName}: dtype ${plan.tensors.map((t) => t.dtype)}`);
         return runInto(ctx.rt, ctx.io(backendName), args.backend, kernelName,
           [{ name: 'output', shape: plan.out, dtype: 'float32' }], plan.inputs, plan.attrs)[0];
