@@ -1,11 +1,13 @@
 // The Vulkan context: what the backend, the ops and the benchmarks hold. It owns one of each
 // noun of the host, each in its own file:
-//   device.h          instance, device choice, the queue, VkResult -> Status, device loss
+//   instance.h        the instance, the validation layer and the messages it records
+//   device.h          device choice, the queue, VkResult -> Status, device loss
 //   pipeline_cache.h  the pipeline cache and its file on disk
 //   buffer_pool.h     device memory: buffers and the pool they are reused from
 //   pipeline.h        compute pipelines per (shader, specialisation constants)
 //   submission.h      command buffers, fences, descriptor pools reused across runs
 //   job.h             Job: one upload - dispatches - read-back run
+//   testing.cpp       the tests' hooks (fault injection at the fence wait)
 // Thread-safe: jobs from several threads may run at once (each part locks what it shares).
 // The backend still runs one kernel at a time through mutex() (one queue).
 #pragma once
