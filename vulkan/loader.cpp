@@ -84,4 +84,27 @@ const char* result_name(VkResult r) {
   }
 }
 
+Status result_status(VkResult r, const char* what) {
+  if (r == VK_SUCCESS) return Status::OK();
+  std::string msg = std::string("vulkan: ") + what + " failed: " + result_name(r);
+  switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+    case VK_ERROR_FRAGMENTED_POOL:
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+    case VK_ERROR_TOO_MANY_OBJECTS:
+      return Status(Code::ResourceExhausted, msg);
+    case VK_ERROR_DEVICE_LOST:
+      return Status(Code::Unavailable, msg + " (the device is lost; restart the process)");
+    case VK_ERROR_INITIALIZATION_FAILED:
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+    case VK_ERROR_LAYER_NOT_PRESENT:
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+      return Status(Code::Unavailable, msg);
+    default:
+      return Status(Code::Internal, msg);
+  }
+}
+
 }  // namespace gradrt::vk

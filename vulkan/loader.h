@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "gradrt/gradrt.h"
+
 namespace gradrt::vk {
 
 // Loaded with vkGetInstanceProcAddr(nullptr, ...).
@@ -59,6 +61,7 @@ namespace gradrt::vk {
   X(vkDestroyPipeline)              \
   X(vkCreateDescriptorPool)         \
   X(vkDestroyDescriptorPool)        \
+  X(vkResetDescriptorPool)          \
   X(vkAllocateDescriptorSets)       \
   X(vkUpdateDescriptorSets)         \
   X(vkCreateCommandPool)            \
@@ -106,5 +109,10 @@ bool load_instance(VkInstance instance, Fns* fns, std::string* reason);
 bool load_device(VkDevice device, Fns* fns, std::string* reason);
 
 const char* result_name(VkResult r);
+// A failed VkResult as a Status naming `what` (OK for VK_SUCCESS):
+//   out of host/device memory, too many objects  -> ResourceExhausted
+//   device lost, no driver/layer/extension        -> Unavailable
+//   anything else                                -> Internal
+Status result_status(VkResult r, const char* what);
 
 }  // namespace gradrt::vk

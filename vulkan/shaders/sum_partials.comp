@@ -1,12 +1,11 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/reduce_push.glsl"
 // Fixed-order reduction of split partial sums: out[i] = scale * sum_{s=0..splits-1} partial[s*n + i],
 // or that sum / divisor when divisor > 0 (the float64 means: exact division, not a float scale).
 // Used by the filter gradients and the batch-norm sums; deterministic (no atomics).
-// Mirror of the push block: gradrt::vk::ReducePush.
 layout(local_size_x_id = 0) in;
-layout(push_constant) uniform ReducePush { int n; int splits; float scale; int divisor; } p;
 layout(std430, binding = 0) readonly buffer Partial { real partial[]; };
 layout(std430, binding = 1) writeonly buffer Out { real result[]; };
 

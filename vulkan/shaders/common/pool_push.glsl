@@ -1,4 +1,5 @@
-// Mirror: gradrt::vk::PoolPush in vulkan/ops/push_constants.h (24 bytes).
-layout(push_constant) uniform PoolPush {
+// PoolPush: fractional_avg_pool(_grad).
+#include "push_block.glsl"
+GRADRT_PUSH_BLOCK(PoolPush) {
   int batch, in_h, in_w, channels, out_h, out_w;
-} p;
+} GRADRT_PUSH_END;
