@@ -1,0 +1,94 @@
+// Shared setup of the gradrt/tfjs tests: one TF.js (core + layers + cpu + wasm backends)
+// as a single `tf` namespace, the way a user of @tensorflow/tfjs sees it, plus helpers.
+import assert from 'node:assert/strict';
+import * as tfc from '@tensorflow/tfjs-core';
+import * as tfl from '@tensorflow/tfjs-layers';
+import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-backend-wasm';
+
+export const tf = { ...tfc, ...tfl };
+
+// |got - want| <= tol * max|want| everywhere; returns the largest error relative to max|want|.
+export function assertAgree(got, want, label, tol = 2e-4) {
+  assert.equal(got.length, want.length, `${label}: length ${got.length} vs ${want.length}`);
+  let scale = 0;
+  for (const v of want) scale = Math.max(scale, Math.abs(v));
+  scale = Math.max(scale, 1e-30);
+  let worst = 0;
+  let at = -1;
+  for (let i = 0; i < want.length; i++) {
+    const e = Math.abs(got[i] - want[i]) / scale;
+    if (!(e <= worst)) {
+      worst = e;
+      at = i;
+    }
+  }
+  assert.ok(worst <= tol, `${label}: element ${at}: got ${got[at]}, want ${want[at]} (error ${worst.toExponential(2)} of max |want| ${scale.toExponential(2)})`);
+  return worst;
+}
+
+// A deterministic float32 tensor with values in [-1, 1).
+export function randomTensor(shape, seed) {
+  let s = seed >>> 0 || 1;
+  const n = shape.reduce((a, b) => a * b, 1);
+  const data = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    data[i] = (s / 4294967296) * 2 - 1;
+  }
+  return tf.tensor(data, shape, 'float32');
+}
+
+export async function onBackend(name, fn) {
+  await tf.setBackend(name);
+  return fn();
+}
+
+// The CNN of issue 14: conv3x3(16) (no bias: batch norm follows) + batch norm + relu + depthwise3x3 + global average
+// pool + dense(10), on [h, w, 1] images. `bn` makes the batch-norm layer (tfjs's by default).
+export function issueCnn({ bn = (c) => tf.layers.batchNormalization(c), size = 28, seed = 1 } = {}) {
+  const init = (s) => tf.initializers.glorotUniform({ seed: seed + s });
+  const model = tf.sequential();
+  model.add(tf.layers.conv2d({ inputShape: [size, size, 1], filters: 16, kernelSize: 3, padding: 'same', useBias: false, kernelInitializer: init(0) }));
+  model.add(bn({}));
+  model.add(tf.layers.reLU());
+  model.add(tf.layers.depthwiseConv2d({ kernelSize: 3, padding: 'same', depthwiseInitializer: init(1) }));
+  model.add(tf.layers.globalAveragePooling2d({}));
+  model.add(tf.layers.dense({ units: 10, activation: 'softmax', kernelInitializer: init(2) }));
+  return model;
+}
+
+// A batch of images whose class (0-3) a small CNN learns quickly: horizontal stripes,
+// vertical stripes, a checkerboard, or none (stripes `period` pixels wide), over noise.
+export function toyBatch(n, size, seed, period = 1) {
+  const labels = Array.from({ length: n }, (_, i) => (i + seed) % 4);
+  const noise = randomTensor([n, size, size, 1], seed).dataSync();
+  const data = new Float32Array(n * size * size);
+  for (let b = 0; b < n; b++) {
+    for (let r = 0; r < size; r++) {
+      for (let c = 0; c < size; c++) {
+        const i = (b * size + r) * size + c;
+        const [pr, pc] = [Math.floor(r / period), Math.floor(c / period)];
+        const pattern = [pr % 2, pc % 2, (pr + pc) % 2, 0][labels[b]];
+        data[i] = pattern + 0.3 * noise[i];
+      }
+    }
+  }
+  const xs = tf.tensor(data, [n, size, size, 1]);
+  const ys = tf.tidy(() => tf.cast(tf.oneHot(tf.tensor(labels, [n], 'int32'), 10), 'float32'));
+  return { xs, ys };
+}
+
+// d(sum(model(x, training) * r)) / d(each trainable weight), as Float32Arrays.
+export function weightGradients(model, x, seed) {
+  return tf.tidy(() => {
+    const vars = model.trainableWeights.map((w) => w.val);
+    const r = randomTensor(model.outputs[0].shape.map((d) => d ?? x.shape[0]), seed);
+    const { grads } = tf.variableGrads(() => tf.sum(tf.mul(model.apply(x, { training: true }), r)), vars);
+    return vars.map((v) => grads[v.name].dataSync().slice());
+  });
+}
