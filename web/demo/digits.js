@@ -48,7 +48,7 @@ export function buildModel(tf, { layers = {}, seed = 1, learningRate = 0.01 } = 
   model.add(tf.layers.depthwiseConv2d({ kernelSize: 3, padding: 'same', useBias: false, depthwiseInitializer: init(1) }));
   model.add(bn(bnConfig));
   model.add(tf.layers.reLU());
-  if (layers.fractionalAvgPool) model.add(layers.fractionalAvgPool({ poolingRatio: [1, 1.6, 1.6, 1], pseudoRandom: true, overlapping: true, seed: seed + 7, seed2: 3 }));
+  if (layers.fractionalAvgPool) model.add(layers.fractionalAvgPool({ poolingRatio: [1, 1.6, 1.6, 1], pseudoRandom: true, overlapping: true, deterministic: true, seed: seed + 7, seed2: 3 }));
   model.add(tf.layers.conv2d({ filters: 32, kernelSize: 3, strides: 2, padding: 'same', useBias: false, kernelInitializer: init(2) }));
   model.add(bn(bnConfig));
   model.add(tf.layers.reLU());

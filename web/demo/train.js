@@ -58,7 +58,7 @@ const fmt = (v, d = 3) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 
 function drawSamples(model, held) {
   const canvas = $('samples'), ctx = canvas.getContext('2d');
-  const n = 24, cols = 8, cell = 56, scale = 5;
+  const n = 24, cols = 8, cell = 54, scale = 5;
   const pred = tf.tidy(() => tf.argMax(model.predict(tf.tensor4d(held.x.subarray(0, n * 64), [n, 8, 8, 1])), -1).dataSync());
   ctx.fillStyle = '#fff';
   ctx.fillRect(0, 0, canvas.width, canvas.height);
@@ -113,6 +113,7 @@ function makeView(engineName, epochs, stepsPerEpoch) {
       $('s-loss').textContent = fmt(ema);
       $('s-acc').textContent = fmt(median(last(acc, 1)));
     },
+    held,
     epoch(e, steps) {
       held.push([steps, e.held.accuracy]); heldLoss.push([steps, e.held.loss]);
       $('s-held').textContent = fmt(e.held.accuracy);
@@ -163,7 +164,7 @@ async function runTraining(config) {
     result = {
       engine, backend: tf.getBackend(), gradrt: Boolean(handle), threads: handle ? runtime.threads : 1,
       epochs: final?.epoch ?? 0, steps: view.ms.length, heldOut: held,
-      msPerStep: median(view.ms.map((p) => p[1])), seconds: (performance.now() - t0) / 1000,
+      msPerStep: median(view.ms.map((p) => p[1])), heldOutByEpoch: view.held.map((p) => p[1]), seconds: (performance.now() - t0) / 1000,
       fallbacks: handle ? { ...handle.fallbacks } : {}, stopped: stopRequested,
     };
     $('status').textContent = `${stopRequested ? 'stopped' : 'done'}: held-out accuracy ${fmt(held.accuracy)} after ${result.steps} steps, ${fmt(result.msPerStep, 2)} ms per step (median), ${fmt(result.seconds, 1)} s`;
@@ -172,6 +173,8 @@ async function runTraining(config) {
     $('status').textContent = `error: ${result.error}`;
     $('status').className = 'error';
   } finally {
+    // model.dispose() leaves the optimizer's slots (Adam's moments) alive.
+    model?.optimizer?.dispose();
     model?.dispose();
     running = false;
     $('train').disabled = false;
