@@ -8,7 +8,8 @@ export function svgBars(rows, modelLabels) {
   const W = 940, rowH = 24, labelW = 170, left0 = labelW + 10, left1 = 560, right0 = 600, right1 = W - 20;
   const models = [...new Set(rows.map((r) => r.model))];
   const lo = 10 ** Math.floor(Math.log10(Math.min(...rows.map((r) => r.step))));
-  const hi = 10 ** Math.ceil(Math.log10(Math.max(...rows.map((r) => r.step))));
+  const max = Math.max(...rows.map((r) => r.step)), decade = 10 ** Math.floor(Math.log10(max));
+  const hi = [1, 2, 5, 10].map((m) => m * decade).find((v) => v >= max);
   const lx = (ms) => left0 + ((Math.log10(ms) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (left1 - left0);
   const out = [];
   let y = 50;

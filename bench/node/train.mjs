@@ -137,7 +137,11 @@ async function breakdown(run) {
       calls.recording = p === 0;
       const prof = await tf.profile(() => run.step());
       const byKernel = {};
-      for (const k of prof.kernels) byKernel[k.name] = (byKernel[k.name] || 0) + k.kernelTimeMs;
+      // Only registered kernels: a customGrad op (e.g. 'fusedConv2d__op') is profiled as a
+      // wrapper around the kernels it runs, which are profiled too.
+      for (const k of prof.kernels) {
+        if (tf.getKernel(k.name, run.config.backend)) byKernel[k.name] = (byKernel[k.name] || 0) + k.kernelTimeMs;
+      }
       perStep.push(byKernel);
     }
   } finally {
