@@ -77,49 +77,29 @@ export function tfAttrs(attrs, xShape, filterShape, dyShape) {
 
 const dilated = (attrs) => pair(attrs.dilations, 'dilations').some((d) => d !== 1);
 
-// The kernel bodies. Each returns a TensorInfo, or throws a GradrtError before writing.
+// The kernel bodies: (args) -> { out: output shape, tensors, attrs: TensorFlow's, inputs(view) }.
+// Depthwise kernels have no dataFormat attr (tfjs's depthwise ops are NHWC only).
+const format = (attrs, depthwise) => (depthwise ? { ...attrs, dataFormat: 'NHWC' } : attrs);
+
+const backpropInput = (depthwise) => ({ inputs: { dy, filter }, attrs }) => ({
+  out: attrs.inputShape,
+  tensors: [dy, filter],
+  attrs: tfAttrs(format(attrs, depthwise), attrs.inputShape, filter.shape, dy.shape),
+  inputs: (view) => ({ input_sizes: attrs.inputShape, filter: f32(filter.shape, view(filter)), out_backprop: f32(dy.shape, view(dy)) }),
+});
+
+const backpropFilter = (depthwise) => ({ inputs: { x, dy }, attrs }) => ({
+  out: attrs.filterShape,
+  tensors: [x, dy],
+  attrs: tfAttrs(format(attrs, depthwise), x.shape, attrs.filterShape, dy.shape),
+  inputs: (view) => ({ input: f32(x.shape, view(x)), filter_sizes: attrs.filterShape, out_backprop: f32(dy.shape, view(dy)) }),
+});
+
 const BODIES = {
-  Conv2DBackpropInput: ({ inputs: { dy, filter }, attrs }) => ({
-    depthwise: false,
-    out: attrs.inputShape,
-    tensors: [dy, filter],
-    attrs: tfAttrs(attrs, attrs.inputShape, filter.shape, dy.shape),
-    inputs: (view) => ({
-      input_sizes: attrs.inputShape,
-      filter: f32(filter.shape, view(filter)),
-      out_backprop: f32(dy.shape, view(dy)),
-    }),
-  }),
-  Conv2DBackpropFilter: ({ inputs: { x, dy }, attrs }) => ({
-    out: attrs.filterShape,
-    tensors: [x, dy],
-    attrs: tfAttrs(attrs, x.shape, attrs.filterShape, dy.shape),
-    inputs: (view) => ({
-      input: f32(x.shape, view(x)),
-      filter_sizes: attrs.filterShape,
-      out_backprop: f32(dy.shape, view(dy)),
-    }),
-  }),
-  DepthwiseConv2dNativeBackpropInput: ({ inputs: { dy, filter }, attrs }) => ({
-    out: attrs.inputShape,
-    tensors: [dy, filter],
-    attrs: tfAttrs({ ...attrs, dataFormat: 'NHWC' }, attrs.inputShape, filter.shape, dy.shape),
-    inputs: (view) => ({
-      input_sizes: attrs.inputShape,
-      filter: f32(filter.shape, view(filter)),
-      out_backprop: f32(dy.shape, view(dy)),
-    }),
-  }),
-  DepthwiseConv2dNativeBackpropFilter: ({ inputs: { x, dy }, attrs }) => ({
-    out: attrs.filterShape,
-    tensors: [x, dy],
-    attrs: tfAttrs({ ...attrs, dataFormat: 'NHWC' }, x.shape, attrs.filterShape, dy.shape),
-    inputs: (view) => ({
-      input: f32(x.shape, view(x)),
-      filter_sizes: attrs.filterShape,
-      out_backprop: f32(dy.shape, view(dy)),
-    }),
-  }),
+  Conv2DBackpropInput: backpropInput(false),
+  Conv2DBackpropFilter: backpropFilter(false),
+  DepthwiseConv2dNativeBackpropInput: backpropInput(true),
+  DepthwiseConv2dNativeBackpropFilter: backpropFilter(true),
 };
 
 export const CONV_KERNELS = Object.keys(BODIES);
@@ -133,9 +113,8 @@ export function convKernel(ctx, kernelName, backendName, previous) {
     kernelName,
     backendName,
     kernelFunc: (args) => {
-      let plan;
       try {
-        plan = body(args);
+        const plan = body(args);
         if (!plan.tensors.every((t) => t.dtype === 'float32')) throw unsupported(`${kernelName}: dtype ${plan.tensors.map((t) => t.dtype)}`);
         return runInto(ctx.rt, ctx.io(backendName), args.backend, kernelName,
           [{ name: 'output', shape: plan.out, dtype: 'float32' }], plan.inputs, plan.attrs)[0];

@@ -14,16 +14,22 @@ import { f32 } from './io.js';
 export const FAP_FORWARD = 'GradrtFractionalAvgPool';
 export const FAP_GRAD = 'GradrtFractionalAvgPoolGrad';
 
-function tfAttrs(attrs) {
+// tfjs-style options -> the kernel's attrs (defaults filled in).
+function normalized(o) {
   return {
-    pooling_ratio: attrs.poolingRatio,
-    pseudo_random: Boolean(attrs.pseudoRandom),
-    overlapping: Boolean(attrs.overlapping),
-    deterministic: Boolean(attrs.deterministic),
-    seed: attrs.seed || 0,
-    seed2: attrs.seed2 || 0,
+    poolingRatio: o.poolingRatio,
+    pseudoRandom: Boolean(o.pseudoRandom),
+    overlapping: Boolean(o.overlapping),
+    deterministic: Boolean(o.deterministic),
+    seed: o.seed || 0,
+    seed2: o.seed2 || 0,
   };
 }
+
+const tfAttrs = (a) => ({
+  pooling_ratio: a.poolingRatio, pseudo_random: a.pseudoRandom, overlapping: a.overlapping,
+  deterministic: a.deterministic, seed: a.seed, seed2: a.seed2,
+});
 
 // The output sizes are only known after the op ran (they depend on float32 division and
 // the sequences come from the op), so it runs into fresh arrays and the results are copied
@@ -35,7 +41,7 @@ function forwardKernel(ctx, backendName) {
     kernelFunc: ({ inputs: { x }, backend, attrs }) => {
       if (x.dtype !== 'float32') throw new GradrtError('Unimplemented', `gradrt/tfjs: fractionalAvgPool of ${x.dtype}`);
       const io = ctx.io(backendName);
-      const r = ctx.rt.runOp('FractionalAvgPool', { value: f32(x.shape, io.view(backend, x)) }, tfAttrs(attrs));
+      const r = ctx.rt.runOp('FractionalAvgPool', { value: f32(x.shape, io.view(backend, x)) }, tfAttrs(normalized(attrs)));
       const outs = [
         [r.output.shape, 'float32', r.output.data],
         [r.row_pooling_sequence.shape, 'int32', Int32Array.from(r.row_pooling_sequence.data, Number)],
@@ -106,14 +112,7 @@ function checkKernel(tf) {
 export function fractionalAvgPool(tf, x, options = {}) {
   checkKernel(tf);
   const $x = x instanceof tf.Tensor ? x : tf.tensor(x);
-  const attrs = {
-    poolingRatio: options.poolingRatio,
-    pseudoRandom: Boolean(options.pseudoRandom),
-    overlapping: Boolean(options.overlapping),
-    deterministic: Boolean(options.deterministic),
-    seed: options.seed || 0,
-    seed2: options.seed2 || 0,
-  };
+  const attrs = normalized(options);
   if (!Array.isArray(attrs.poolingRatio)) throw new GradrtError('InvalidArgument', 'gradrt/tfjs: fractionalAvgPool: poolingRatio must be an array of 4 numbers');
   return tf.tidy(() => {
     const x4 = $x.rank === 3 ? tf.expandDims($x, 0) : $x;
