@@ -81,7 +81,7 @@ function drawSamples(model, held) {
 }
 
 function makeView(engineName, epochs, stepsPerEpoch) {
-  const loss = [], lossAvg = [], acc = [], held = [], heldLoss = [], ms = [];
+  const loss = [], lossAvg = [], acc = [], held = [], heldLoss = [], ms = [], msMedian = [];
   let ema = null, accAvg = null;
   const last = (v, k) => v.slice(-k).map((p) => p[1]);
   const draw = () => {
@@ -97,7 +97,8 @@ function makeView(engineName, epochs, stepsPerEpoch) {
     ] });
     const cap = Math.max(1, 3 * median(last(ms, 200)));
     plot($('plot-ms'), { title: `time per step, ms (${engineName})`, xLabel: 'step', yMin: 0, yMax: cap, xMax, series: [
-      { label: 'trainOnBatch', color: '#2e8b57', points: ms, width: 1 },
+      { label: 'trainOnBatch', color: '#9fd4b5', points: ms, width: 1 },
+      { label: 'median of 20', color: '#1d6b40', points: msMedian },
     ] });
   };
   return {
@@ -106,6 +107,7 @@ function makeView(engineName, epochs, stepsPerEpoch) {
       ema = ema === null ? s.loss : 0.95 * ema + 0.05 * s.loss;
       accAvg = accAvg === null ? s.accuracy : 0.95 * accAvg + 0.05 * s.accuracy;
       loss.push([s.step, s.loss]); lossAvg.push([s.step, ema]); acc.push([s.step, accAvg]); ms.push([s.step, s.ms]);
+      msMedian.push([s.step, median(last(ms, 20))]);
       $('s-epoch').textContent = `${s.epoch} / ${epochs}`;
       $('s-step').textContent = String(s.step);
       $('s-ms').textContent = fmt(median(last(ms, 20)), 2);
