@@ -106,16 +106,18 @@ async function setup(modelName, config) {
   const { model, x, y } = MODELS[modelName].make(bn);
   const xs = tf.tensor(random(x.reduce((a, b) => a * b), 3), x);
   const ys = y();
-  return { modelName, config, model, xs, ys, times: [], step: () => model.trainOnBatch(xs, ys) };
+  return { modelName, config, model, xs, ys, times: [], cpu: [], step: () => model.trainOnBatch(xs, ys) };
 }
 
 async function timeSteps(run, n) {
   await use(run.config);
   await run.step(); // first step after a switch: tensors move to this backend
   for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
+    const c0 = process.cpuUsage(), t0 = performance.now();
     await run.step();
     run.times.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    run.cpu.push((c.user + c.system) / 1000);
   }
 }
 
@@ -207,13 +209,13 @@ for (const modelName of Object.keys(MODELS).filter((m) => !ONLY || m === ONLY)) 
   const runs = [];
   for (const config of CONFIGS) runs.push(await setup(modelName, config));
   for (const run of runs) await timeSteps(run, 1); // warm-up round (V8 tiers up, heaps grow)
-  for (const run of runs) run.times.length = 0;
+  for (const run of runs) run.times.length = run.cpu.length = 0;
   for (let r = 0; r < ROUNDS; r++) for (const run of runs) await timeSteps(run, run.config.steps);
   const base = median(runs[0].times);
   for (const run of runs) {
     const b = await breakdown(run);
     const step = median(run.times);
-    rows.push({ model: modelName, config: run.config.name, step, q1: quantile(run.times, 0.25), q3: quantile(run.times, 0.75), n: run.times.length, speedup: base / step, ...b });
+    rows.push({ model: modelName, config: run.config.name, step, cpu: median(run.cpu), q1: quantile(run.times, 0.25), q3: quantile(run.times, 0.75), n: run.times.length, speedup: base / step, ...b });
     const top = Object.entries(b.kernels).sort((a, c) => c[1] - a[1]).slice(0, 6).map(([n, v]) => `${n} ${v.toFixed(2)}`).join(', ');
     console.log(`# ${modelName} / ${run.config.name}: kernels (ms/step): ${top}${Object.keys(b.fallbacks).length ? `; FALLBACKS ${JSON.stringify(b.fallbacks)}` : ''}`);
   }
@@ -228,18 +230,18 @@ function quantile(v, q) {
 }
 
 const f = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
-const header = ['model', 'configuration', 'ms/step', 'IQR', 'steps', 'vs tfjs cpu', 'gradrt kernels', 'gradrt ops', 'copies+glue', 'tfjs kernels', 'other', 'gradrt share'];
-const table = rows.map((r) => [r.model, r.config, f(r.step, r.step < 10 ? 2 : 0), `${f(r.q1, 1)}-${f(r.q3, 1)}`, String(r.n), `${f(r.speedup, 1)}x`,
+const header = ['model', 'configuration', 'ms/step', 'IQR', 'CPU ms/step', 'steps', 'vs tfjs cpu', 'gradrt kernels', 'gradrt ops', 'copies+glue', 'tfjs kernels', 'other', 'gradrt share'];
+const table = rows.map((r) => [r.model, r.config, f(r.step, r.step < 10 ? 2 : 0), `${f(r.q1, 1)}-${f(r.q3, 1)}`, f(r.cpu, r.cpu < 10 ? 2 : 0), String(r.n), `${f(r.speedup, 1)}x`,
   f(r.gradrtWall), f(r.gradrtOps), f(r.copies), f(r.tfjs), f(r.other), `${f((100 * r.gradrtWall) / r.step, 0)}%`]);
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
 const line = (cells) => `| ${cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
 console.log(line(header));
 console.log(`|${widths.map((w, i) => (i < 2 ? ':' : '-') + '-'.repeat(w) + (i < 2 ? '-' : ':')).join('|')}|`);
 for (const t of table) console.log(line(t));
-console.log('# ms per step; gradrt kernels = gradrt ops (in-heap replay) + copies+glue; other = step - kernels (layers JS, optimizer, loss readback)');
+console.log('# ms per step (wall); CPU ms: process CPU time per step (all threads: the 2t rows add both); gradrt kernels = gradrt ops (in-heap replay) + copies+glue; other = step - kernels (layers JS, optimizer, loss readback)');
 
-writeFileSync(CSV, ['model,config,step_ms,q1_ms,q3_ms,steps,speedup_vs_tfjs_cpu,gradrt_kernels_ms,gradrt_ops_ms,copies_ms,tfjs_kernels_ms,other_ms',
-  ...rows.map((r) => [r.model, r.config, r.step, r.q1, r.q3, r.n, r.speedup, r.gradrtWall, r.gradrtOps, r.copies, r.tfjs, r.other].map((v) => (typeof v === 'number' ? v.toFixed(3) : v)).join(','))].join('\n') + '\n');
+writeFileSync(CSV, ['model,config,step_ms,q1_ms,q3_ms,cpu_ms,steps,speedup_vs_tfjs_cpu,gradrt_kernels_ms,gradrt_ops_ms,copies_ms,tfjs_kernels_ms,other_ms',
+  ...rows.map((r) => [r.model, r.config, r.step, r.q1, r.q3, r.cpu, r.n, r.speedup, r.gradrtWall, r.gradrtOps, r.copies, r.tfjs, r.other].map((v) => (typeof v === 'number' ? v.toFixed(3) : v)).join(','))].join('\n') + '\n');
 writeFileSync(SVG, svgBars(rows, Object.fromEntries(Object.entries(MODELS).map(([k, v]) => [k, v.label]))));
 console.log(`# wrote ${CSV}, ${SVG}`);
 for (const r of [rt1, rt2]) r.dispose?.();
