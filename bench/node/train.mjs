@@ -1,7 +1,7 @@
 // The training step (model.trainOnBatch, batch 32) of TF.js models with and without
 // gradrt/tfjs, in one Node process: a benchmark, not a test.
 //   cd bench/node && npm install && node train.mjs [--rounds R] [--steps S] [--expand E]
-//     [--only cnn|mbconv] [--csv FILE] [--svg FILE]     (needs web/dist: npm run build in web/)
+//     [--only cnn|mbconv] [--mbconv-cpu-rounds N] [--csv FILE] [--svg FILE]     (needs web/dist: npm run build in web/)
 // Models (issue 14): "cnn" = conv3x3(16) + batchNormalization + relu + depthwise3x3 + global
 // average pool + dense(10) on 28x28x1; "mbconv" = one MobileNet-style block on 56x56x32:
 // 1x1 expand conv (32 -> 32E) + BN + relu6, depthwise 3x3 stride 2 + BN + relu6, 1x1 project
@@ -10,8 +10,9 @@
 // gradrt, tfjs wasm + gradrt with gradrt at 1 and 2 threads (tfjs's own wasm kernels run on
 // one thread in Node). With gradrt the batch norm is gradrt's layer (FusedBatchNorm each way).
 // Timing: a warm-up round, then R rounds; each round runs every configuration in turn (S
-// steps each, 1 for tfjs cpu alone); the figure is the median over all timed steps.
-// Breakdown (per configuration, from tf.profile over 3 more steps, medians): gradrt's kernels
+// steps each, 1 for tfjs cpu alone, which runs in the first --mbconv-cpu-rounds (default 1)
+// rounds only for the MobileNet block); the figure is the median over all timed steps.
+// Breakdown (per configuration, from tf.profile over 3 more steps (tfjs cpu alone: 1), medians): gradrt's kernels
 // as tfjs sees them (wall time of the kernels gradrt registered), of which "gradrt ops" is the
 // same runOp calls replayed on tensors already in gradrt's heap (no copies) and "copies + glue"
 // the rest (moving data between tfjs's memory and gradrt's, the tfjs kernel wrappers); tfjs's
@@ -76,8 +77,9 @@ function mbconv(bn) {
   return { model: m, x: [BATCH, 56, 56, 32], y: () => tf.tensor(random(BATCH * 28 * 28 * 32, 5), [BATCH, 28, 28, 32]) };
 }
 
-const MODELS = { cnn: { make: cnn, label: `CNN 28x28x1 (conv3x3 16, BN, relu, depthwise3x3, GAP, dense 10)` },
-  mbconv: { make: mbconv, label: `MobileNet block 56x56x32 (1x1 -> ${32 * EXPAND}, BN, relu6, dw3x3 s2, BN, relu6, 1x1 -> 32, BN)` } };
+// cpuRounds: rounds in which tfjs cpu alone runs (its MobileNet-block step takes about a minute).
+const MODELS = { cnn: { make: cnn, cpuRounds: ROUNDS, label: `CNN 28x28x1 (conv3x3 16, BN, relu, depthwise3x3, GAP, dense 10)` },
+  mbconv: { make: mbconv, cpuRounds: Number(arg('--mbconv-cpu-rounds', 1)), label: `MobileNet block 56x56x32 (1x1 -> ${32 * EXPAND}, BN, relu6, dw3x3 s2, BN, relu6, 1x1 -> 32, BN)` } };
 
 const rt1 = await init({ threads: 1 });
 const rt2 = await init({ threads: 2 });
@@ -106,48 +108,58 @@ async function setup(modelName, config) {
   const { model, x, y } = MODELS[modelName].make(bn);
   const xs = tf.tensor(random(x.reduce((a, b) => a * b), 3), x);
   const ys = y();
-  return { modelName, config, model, xs, ys, times: [], cpu: [], step: () => model.trainOnBatch(xs, ys) };
+  return { modelName, config, model, xs, ys, times: [], cpu: [], profiles: [], step: () => model.trainOnBatch(xs, ys) };
 }
 
+// Kernel ms by name from one tf.profile of a step. Only registered kernels: a customGrad op
+// (e.g. 'fusedConv2d__op') is profiled as a wrapper around the kernels it runs, which are
+// profiled too.
+async function profileStep(run) {
+  const prof = await tf.profile(() => run.step());
+  const byKernel = {};
+  for (const k of prof.kernels) {
+    if (tf.getKernel(k.name, run.config.backend)) byKernel[k.name] = (byKernel[k.name] || 0) + k.kernelTimeMs;
+  }
+  return byKernel;
+}
+
+// n timed steps. tfjs cpu alone (seconds to minutes a step) is profiled while timed, with no
+// untimed step: tf.profile's cost is a few calls to performance.now() per kernel.
 async function timeSteps(run, n) {
   await use(run.config);
-  await run.step(); // first step after a switch: tensors move to this backend
+  const slow = !run.config.rt;
+  if (!slow) await run.step(); // untimed after the switch (caches, V8 tier-up)
   for (let i = 0; i < n; i++) {
     const c0 = process.cpuUsage(), t0 = performance.now();
-    await run.step();
+    if (slow) run.profiles.push(await profileStep(run));
+    else await run.step();
     run.times.push(performance.now() - t0);
     const c = process.cpuUsage(c0);
     run.cpu.push((c.user + c.system) / 1000);
   }
 }
 
-// The breakdown: kernels per step from tf.profile, and the gradrt ops replayed in-heap.
+// The breakdown: kernels per step from tf.profile (3 more steps; tfjs cpu alone: its timed
+// steps), and the gradrt ops replayed in-heap.
 async function breakdown(run) {
-  await use(run.config);
-  await run.step();
-  const calls = [];
   const rt = run.config.rt;
+  const perStep = run.profiles;
+  const calls = [];
   if (rt) {
+    await use(run.config);
+    await run.step();
     rt.runOp = (op, inputs, attrs, options) => {
       if (calls.recording) calls.push(snapshot(op, inputs, attrs, options));
       return Object.getPrototypeOf(rt).runOp.call(rt, op, inputs, attrs, options);
     };
-  }
-  const perStep = [];
-  try {
-    for (let p = 0; p < 3; p++) {
-      calls.recording = p === 0;
-      const prof = await tf.profile(() => run.step());
-      const byKernel = {};
-      // Only registered kernels: a customGrad op (e.g. 'fusedConv2d__op') is profiled as a
-      // wrapper around the kernels it runs, which are profiled too.
-      for (const k of prof.kernels) {
-        if (tf.getKernel(k.name, run.config.backend)) byKernel[k.name] = (byKernel[k.name] || 0) + k.kernelTimeMs;
+    try {
+      for (let p = 0; p < 3; p++) {
+        calls.recording = p === 0;
+        perStep.push(await profileStep(run));
       }
-      perStep.push(byKernel);
+    } finally {
+      delete rt.runOp;
     }
-  } finally {
-    if (rt) delete rt.runOp;
   }
   const names = [...new Set(perStep.flatMap(Object.keys))];
   const kernels = Object.fromEntries(names.map((n) => [n, median(perStep.map((s) => s[n] || 0))]));
@@ -208,9 +220,16 @@ const rows = [];
 for (const modelName of Object.keys(MODELS).filter((m) => !ONLY || m === ONLY)) {
   const runs = [];
   for (const config of CONFIGS) runs.push(await setup(modelName, config));
-  for (const run of runs) await timeSteps(run, 1); // warm-up round (V8 tiers up, heaps grow)
+  // A warm-up round (V8 tiers up, heaps grow), not for tfjs cpu alone.
+  for (const run of runs.filter((x) => x.config.rt)) await timeSteps(run, 1);
   for (const run of runs) run.times.length = run.cpu.length = 0;
-  for (let r = 0; r < ROUNDS; r++) for (const run of runs) await timeSteps(run, run.config.steps);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const run of runs) {
+      if (!run.config.rt && r >= MODELS[modelName].cpuRounds) continue;
+      await timeSteps(run, run.config.steps);
+      process.stderr.write(`# ${modelName} round ${r + 1}/${ROUNDS}, ${run.config.name}: ${median(run.times.slice(-run.config.steps)).toFixed(1)} ms\n`);
+    }
+  }
   const base = median(runs[0].times);
   for (const run of runs) {
     const b = await breakdown(run);
