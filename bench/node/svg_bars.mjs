@@ -28,7 +28,7 @@ export function svgBars(rows, modelLabels) {
     for (const r of mine) {
       out.push(`<text x="${labelW}" y="${y + 16}" text-anchor="end">${esc(r.config)}</text>`);
       out.push(`<rect x="${left0}" y="${y + 4}" width="${Math.max(1, lx(r.step) - left0).toFixed(1)}" height="${rowH - 8}" fill="#4a7bd0"/>`);
-      out.push(`<text x="${(lx(r.step) + 4).toFixed(1)}" y="${y + 16}" font-size="11">${r.step < 10 ? r.step.toFixed(2) : r.step.toFixed(0)} ms${r.speedup > 1.05 ? ` (${r.speedup.toFixed(0)}x)` : ''}</text>`);
+      out.push(`<text x="${(lx(r.step) + 4).toFixed(1)}" y="${y + 16}" font-size="11">${r.step < 10 ? `${r.step.toFixed(2)} ms` : r.step < 10000 ? `${r.step.toFixed(0)} ms` : `${(r.step / 1000).toFixed(1)} s`}${r.speedup > 1.05 ? ` (${r.speedup.toFixed(0)}x)` : ''}</text>`);
       let x = right0;
       const total = PARTS.reduce((a, [k]) => a + (r[k] || 0), 0) || 1;
       for (const [k, label, color] of PARTS) {
