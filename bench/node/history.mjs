@@ -3,7 +3,7 @@
 // out), timed per call along every path, in fresh Node processes and in processes that
 // first ran conv gradients of other sizes, paired and interleaved (fresh, history,
 // history, fresh, ...) so that a busy machine affects both alike.
-//   node history.mjs [--pairs N] [--calls N]     (needs web/dist: npm run build in web/)
+//   node history.mjs [--pairs N] [--calls N]   (npm ci here; needs web/dist: npm run build in web/)
 // Paths, per call:
 //   kernel   one _gradrt_run on inputs staged in the heap once (no JS, no copies)
 //   heap     runOp on HeapTensor inputs, output kept in the heap ({ heap: true })

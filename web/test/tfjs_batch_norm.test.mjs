@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gradrtLayers, registerGradrtKernels } from 'gradrt/tfjs';
+import { batchNormTraining } from '../src/tfjs/batch_norm.js';
 import { assertAgree, randomTensor, tf } from './tfjs_util.js';
 
 const CASES = [
@@ -112,4 +113,25 @@ test('GradrtBatchNormalization = tfjs BatchNormalization: training output, gradi
   assert.equal(layer.getConfig().momentum, 0.8);
   const copy = tf.serialization.SerializationMap.getMap().classNameMap.GradrtBatchNormalization;
   assert.ok(copy, 'registered for serialization');
+});
+
+test('gradients reaching the batch mean and variance outputs of the training batch norm = tfjs moments\'', async () => {
+  const handle = await registerGradrtKernels(tf);
+  try {
+    for (const backend of ['wasm', 'cpu']) {
+      await tf.setBackend(backend);
+      const x = randomTensor([3, 4, 5, 2], 41);
+      const [ry, rm, rv] = [randomTensor([3, 4, 5, 2], 42), randomTensor([2], 43), randomTensor([2], 44)];
+      const loss = (y, m, v) => tf.add(tf.add(tf.sum(tf.mul(y, ry)), tf.sum(tf.mul(m, rm))), tf.sum(tf.mul(v, rv)));
+      const got = tf.grad((xx) => loss(...batchNormTraining(tf, xx, null, null, 1e-3)))(x);
+      const want = tf.grad((xx) => {
+        const { mean, variance } = tf.moments(xx, [0, 1, 2]);
+        return loss(tf.batchNorm(xx, mean, variance, tf.zeros([2]), tf.ones([2]), 1e-3), mean, variance);
+      })(x);
+      assertAgree(got.dataSync(), want.dataSync(), `${backend}: dx`);
+      tf.dispose([x, ry, rm, rv, got, want]);
+    }
+  } finally {
+    handle.restore();
+  }
 });

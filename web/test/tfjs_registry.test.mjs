@@ -116,3 +116,41 @@ test('wasm: tfjs\'s heap grows while a kernel allocates its output; results unch
     handle.restore();
   }
 });
+
+test('init options reach the runtime: threads: 2 gives the same gradients', async () => {
+  await tf.setBackend('wasm');
+  const x = randomTensor([2, 12, 12, 8], 7);
+  const dy = randomTensor([2, 6, 6, 16], 8);
+  const attrs = { strides: 2, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 8, 16] };
+  const results = [];
+  for (const threads of [1, 2]) {
+    const handle = await registerGradrtKernels(tf, { backends: ['wasm'], threads, minThreadWorkNs: 0 });
+    try {
+      results.push([handle.runtime.threads, tf.tidy(() => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy }, attrs).dataSync().slice())]);
+    } finally {
+      handle.restore();
+      handle.runtime.dispose();
+    }
+  }
+  assert.deepEqual(results.map(([t]) => t), [1, 2]);
+  assert.deepEqual(Array.from(results[1][1]), Array.from(results[0][1]), 'bit-identical for any thread count');
+  tf.dispose([x, dy]);
+});
+
+test('cpu: a float32 tensor made by cast(int32) (tfjs shares the Int32Array) is read as numbers', async () => {
+  await tf.setBackend('cpu');
+  const ints = tf.tensor(Int32Array.from({ length: 2 * 5 * 5 * 3 }, (_, i) => (i % 7) - 3), [2, 5, 5, 3], 'int32');
+  const x = tf.cast(ints, 'float32');
+  const dy = randomTensor([2, 5, 5, 4], 9);
+  const attrs = { strides: 1, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 3, 4] };
+  const want = tf.tidy(() => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy }, attrs).dataSync().slice());
+  const handle = await registerGradrtKernels(tf, { backends: ['cpu'] });
+  try {
+    const got = tf.tidy(() => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy }, attrs).dataSync().slice());
+    assert.deepEqual(handle.fallbacks, {});
+    assertAgree(got, want, 'dfilter');
+  } finally {
+    handle.restore();
+    tf.dispose([ints, x, dy]);
+  }
+});
