@@ -5,7 +5,7 @@ const PARTS = [['gradrtOps', 'gradrt ops', '#1f4fb4'], ['copies', 'copies + glue
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function svgBars(rows, modelLabels) {
-  const W = 940, rowH = 24, labelW = 170, left0 = labelW + 10, left1 = 560, right0 = 600, right1 = W - 20;
+  const W = 940, rowH = 24, labelW = 170, left0 = labelW + 10, left1 = 520, right0 = 600, right1 = W - 20;
   const models = [...new Set(rows.map((r) => r.model))];
   const lo = 10 ** Math.floor(Math.log10(Math.min(...rows.map((r) => r.step))));
   const max = Math.max(...rows.map((r) => r.step)), decade = 10 ** Math.floor(Math.log10(max));
