@@ -1,4 +1,5 @@
-// npm run build: the three Emscripten builds (SIMD128, scalar, SIMD128 + pthreads) -> web/dist/.
+// npm run build: the three Emscripten builds (SIMD128, scalar, SIMD128 + pthreads) -> web/dist/,
+// and the training page's digits (scripts/digits.mjs, from Debian's python3-sklearn) -> web/dist/digits.bin.
 //   node scripts/build.mjs [--jobs N] [--only simd|scalar|simd-threads[,...]]
 // Needs emcmake/emcc (Debian: apt-get install emscripten) and cmake.
 import { execFileSync } from 'node:child_process';
@@ -6,6 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { convertDigits, DIGITS_CSV } from './digits.mjs';
 
 const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const root = resolve(web, '..');
@@ -32,6 +34,12 @@ function run(cmd, argv) {
 }
 
 mkdirSync(dist, { recursive: true });
+if (existsSync(DIGITS_CSV)) {
+  const d = convertDigits(DIGITS_CSV, join(dist, 'digits.bin'));
+  console.log(`dist/digits.bin: ${d.train} train + ${d.held} held-out digits (${d.bytes} bytes)`);
+} else {
+  console.log(`(${DIGITS_CSV} not found: no dist/digits.bin for demo/train.html; apt-get install python3-sklearn)`);
+}
 for (const flavour of flavours) {
   const build = join(root, `build-wasm-${flavour}`);
   run('emcmake', ['cmake', '-S', root, '-B', build, '-C', join(root, 'wasm', 'preload.cmake'),

@@ -1,42 +1,20 @@
 // The demo page in headless Chromium (playwright-core, the system's chromium): loads it,
 // runs every op of the page on both builds, checks agreement with the in-page JS
 // reference, saves a screenshot under web/test-results/. Skipped when playwright-core or
-// a Chromium binary is missing (CHROMIUM_PATH overrides /usr/bin/chromium).
+// a Chromium binary is missing (see launch.js).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { start } from '../../demo/serve.mjs';
-
-const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-let chromium = null;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch {
-  chromium = null;
-}
-const skip = !chromium ? 'playwright-core is not installed (npm install in web/)' : !existsSync(executablePath) ? `no Chromium at ${executablePath}` : false;
-const results = new URL('../../test-results/', import.meta.url);
+import { existsSync, mkdirSync } from 'node:fs';
+import { launch, results, skip } from './launch.js';
 
 describe('demo page in headless Chromium', { skip }, () => {
-  let server, context, profile;
+  let browser, context, server;
   before(async () => {
-    server = await start(0);
-    profile = mkdtempSync(join(tmpdir(), 'gradrt-chromium-'));
-    // A fresh profile: playwright passes it to Chromium as --user-data-dir.
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath,
-      headless: true,
-      viewport: { width: 1000, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launch();
+    ({ context, server } = browser);
   });
   after(async () => {
-    await context?.close();
-    server?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
   });
 
   for (const simd of [true, false]) {
