@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -84,6 +86,35 @@ struct Outcome {
   gradrt::Outputs outputs;
 };
 
+// GRADRT_HOSTILE_DUMP=FILE appends every case to FILE as one JSON line (the test's name, op,
+// attrs, inputs with their bytes in hex, or "hex": null for a tensor given only a shape, and the
+// reference backend's status): tf/tests/test_hostile_tf.py replays them in TensorFlow.
+void dump_case(const std::string& op, const Named& inputs, const Attrs& attrs, const Status& status) {
+  const char* path = std::getenv("GRADRT_HOSTILE_DUMP");
+  if (!path || !*path) return;
+  auto json = [](const std::string& s) { return AttrValue(s).to_json(); };
+  std::string line = "{\"test\":" + json(doctest::getContextOptions()->currentTest->m_name) + ",\"op\":" + json(op) +
+                     ",\"attrs\":{";
+  for (const auto& [name, value] : attrs) line += (line.back() == '{' ? "" : ",") + json(name) + ":" + value.to_json();
+  line += "},\"inputs\":[";
+  for (const auto& [name, host] : inputs) {
+    line += (line.back() == '[' ? "{" : ",{") + std::string("\"name\":") + json(name) +
+            ",\"dtype\":" + json(gradrt::dtype_name(host.dtype)) + ",\"shape\":" + AttrValue(host.shape).to_json() +
+            ",\"hex\":";
+    bool has_elements = true;  // (no product: hostile shapes overflow int64)
+    for (int64_t d : host.shape) has_elements = has_elements && d != 0;
+    if (host.bytes.empty() && has_elements) {
+      line += "null}";
+      continue;
+    }
+    std::string hex;
+    for (unsigned char b : host.bytes) hex += "0123456789abcdef"[b >> 4], hex += "0123456789abcdef"[b & 15];
+    line += json(hex) + "}";
+  }
+  line += "],\"code\":" + json(gradrt::code_name(status.code())) + ",\"message\":" + json(status.message()) + "}\n";
+  std::ofstream(path, std::ios::app) << line;
+}
+
 std::vector<Outcome> run_all(const std::string& op, const Named& inputs, const Attrs& attrs) {
   gradrt::Inputs in;
   for (const auto& [name, host] : inputs) in[name] = host.view();
@@ -98,6 +129,7 @@ std::vector<Outcome> run_all(const std::string& op, const Named& inputs, const A
     gradrt::RunOptions options;
     options.backend = backend;
     o.status = gradrt::run_op(op, in, attrs, &o.outputs, options);
+    if (backend == "reference") dump_case(op, inputs, attrs, o.status);
     all.push_back(std::move(o));
   }
   return all;
@@ -676,6 +708,8 @@ TEST_CASE("hostile: FractionalAvgPoolGrad sequences out of order, out of range, 
   run({1, 4, 4, 1}, {}, {0, 2, 4}, dy, {"row_seq_tensor must have at least 3 elements, but got 0"});
   run({1, 4, 4, 1}, {0, 2, 4}, {0, 2, std::numeric_limits<int64_t>::min()}, dy,
       {"Column sequence tensor values must not be negative"});
+  // A first cell [0, 0) ends at -1 when not overlapping: TF refuses it (found by tf/tests).
+  run({1, 4, 4, 1}, {0, 0, 4}, {0, 2, 4}, dy, {"Row sequence tensor values must not be negative", "cell 0"});
   // out_backprop larger than the original (policy 4: H' <= H, W' <= W).
   run({1, 1, 4, 1}, {0, 1, 1}, {0, 2, 4}, dy, {"out_backprop", "exceed"});
   // batch / depth must equal the original's.
