@@ -2,6 +2,7 @@
 
     python tf/examples/launch_multi_worker.py --out-dir=/tmp/mw            # 2 workers, gradrt's kernels
     python tf/examples/launch_multi_worker.py --kernels=tf --workers=3 ...
+    python tf/examples/launch_multi_worker.py --check-only --workers=N --out-dir=DIR   # results from N machines
 
 Picks free ports, gives each worker its TF_CONFIG, stops every worker (by its own pid) when one fails or
 the --timeout passes, then checks that all workers ended with bit-identical weights and, with gradrt's
@@ -64,6 +65,7 @@ def run_workers(n, out_dir, timeout, worker_args):
             procs.append(subprocess.Popen(
                 [sys.executable, os.path.join(HERE, "multi_worker_cnn.py"), f"--out-dir={out_dir}", *worker_args],
                 env=env, stdout=logs[-1], stderr=subprocess.STDOUT))
+            print(f"worker {i}: pid {procs[-1].pid}, {cluster['worker'][i]}", flush=True)
         deadline = time.monotonic() + timeout
         while True:
             codes = [p.poll() for p in procs]
@@ -113,9 +115,11 @@ def main():
     ap.add_argument("--timeout", type=float, default=300, help="seconds before every worker is stopped")
     ap.add_argument("--kernels", choices=("gradrt", "tf"), default="gradrt")
     ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--check-only", action="store_true",
+                    help="start nothing; check worker<i>.npz/.json already in --out-dir (gathered from N machines)")
     args = ap.parse_args()
 
-    error = run_workers(args.workers, args.out_dir, args.timeout,
+    error = None if args.check_only else run_workers(args.workers, args.out_dir, args.timeout,
                         [f"--kernels={args.kernels}", f"--epochs={args.epochs}"])
     if error:
         print(f"FAILED: {error}; logs in {args.out_dir}/worker*.log", file=sys.stderr)
