@@ -2,8 +2,11 @@
 # Sets up and runs every test: native suite (all backends; Vulkan on lavapipe with the
 # validation layer), every forced CPU ISA, the sanitized suites, the fuzzers, the aarch64
 # suite under qemu, and the wasm/npm package in Node and Chromium.
-# Usage: tests/run_all.sh [stage...]   (stages: native isa asan tsan fuzz aarch64 web; default all)
+# Usage: tests/run_all.sh [stage...]   (stages: native tf isa asan tsan fuzz aarch64 web; default all)
 #   native   Release build in build/, every ctest group, Vulkan with validation; install consumers
+#   tf       TensorFlow 2.21 in a venv (build-tf/venv), `pip install ./tf` (the gradrt_tf kernel
+#            library), pytest tf/tests: conformance against TF's own kernels, the CLI, the hostile
+#            cases, TF's depthwise test class (uses build/gradrt and build/tests/gradrt_tests)
 #   isa      the cpu groups again with each forced ISA (GRADRT_CPU_ISA)
 #   asan     ASan + UBSan + LSan build in build-asan, every ctest group
 #   tsan     ThreadSanitizer build in build-tsan (-DGRADRT_SANITIZE=thread, Vulkan and CLI off),
@@ -16,7 +19,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-((${#stages[@]})) || stages=(native isa asan tsan fuzz aarch64 web)
+((${#stages[@]})) || stages=(native tf isa asan tsan fuzz aarch64 web)
 
 bash tests/setup.sh
 
@@ -41,6 +44,17 @@ for s in "${stages[@]}"; do
       build/consumer-installed/consumer
       build build/consumer-subdir -S tests/consumer -DGRADRT_SOURCE_DIR="$root" -DGRADRT_VULKAN=OFF
       build/consumer-subdir/consumer
+      ;;
+    tf)
+      stage "TensorFlow: gradrt_tf kernel library against TensorFlow 2.21"
+      if [[ ! -x build/gradrt || ! -x build/tests/gradrt_tests ]]; then  # normally from the native stage
+        cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+        cmake --build build -j "$jobs" --target gradrt_cli gradrt_tests
+      fi
+      [[ -x build-tf/venv/bin/python ]] || python3 -m venv build-tf/venv
+      build-tf/venv/bin/python -m pip install -q tensorflow-cpu==2.21.0 tf-keras==2.21.0 pytest
+      JOBS=$jobs build-tf/venv/bin/python -m pip install -q ./tf
+      GRADRT_TF_REQUIRE_CLI=1 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider tf/tests
       ;;
     isa)
       stage "cpu backend with every forced ISA"

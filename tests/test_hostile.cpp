@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -84,6 +86,33 @@ struct Outcome {
   gradrt::Outputs outputs;
 };
 
+// GRADRT_HOSTILE_DUMP=FILE appends every case to FILE as one JSON line (the test's name, op,
+// attrs, inputs with their bytes in hex, or "hex": null for a tensor given only a shape, and the
+// reference backend's status): tf/tests/test_hostile_tf.py replays them in TensorFlow.
+void dump_case(const std::string& op, const Named& inputs, const Attrs& attrs, const Status& status) {
+  const char* path = std::getenv("GRADRT_HOSTILE_DUMP");
+  if (!path || !*path) return;
+  auto json = [](const std::string& s) { return AttrValue(s).to_json(); };
+  std::string line = "{\"test\":" + json(doctest::getContextOptions()->currentTest->m_name) + ",\"op\":" + json(op) +
+                     ",\"attrs\":{";
+  for (const auto& [name, value] : attrs) line += (line.back() == '{' ? "" : ",") + json(name) + ":" + value.to_json();
+  line += "},\"inputs\":[";
+  for (const auto& [name, host] : inputs) {
+    line += (line.back() == '[' ? "{" : ",{") + std::string("\"name\":") + json(name) +
+            ",\"dtype\":" + json(gradrt::dtype_name(host.dtype)) + ",\"shape\":" + AttrValue(host.shape).to_json() +
+            ",\"hex\":";
+    if (host.bytes.empty() && host.size() != 0) {
+      line += "null}";
+      continue;
+    }
+    std::string hex;
+    for (unsigned char b : host.bytes) hex += "0123456789abcdef"[b >> 4], hex += "0123456789abcdef"[b & 15];
+    line += json(hex) + "}";
+  }
+  line += "],\"code\":" + json(gradrt::code_name(status.code())) + ",\"message\":" + json(status.message()) + "}\n";
+  std::ofstream(path, std::ios::app) << line;
+}
+
 std::vector<Outcome> run_all(const std::string& op, const Named& inputs, const Attrs& attrs) {
   gradrt::Inputs in;
   for (const auto& [name, host] : inputs) in[name] = host.view();
@@ -98,6 +127,7 @@ std::vector<Outcome> run_all(const std::string& op, const Named& inputs, const A
     gradrt::RunOptions options;
     options.backend = backend;
     o.status = gradrt::run_op(op, in, attrs, &o.outputs, options);
+    if (backend == "reference") dump_case(op, inputs, attrs, o.status);
     all.push_back(std::move(o));
   }
   return all;

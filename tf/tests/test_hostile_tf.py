@@ -1,0 +1,138 @@
+"""The malformed and hostile inputs of tests/test_hostile.cpp, replayed in TensorFlow 2.21.
+
+The doctest binary (GRADRT_TESTS, default build/tests/gradrt_tests) writes every case it runs as a JSON
+line (GRADRT_HOSTILE_DUMP). TF's outcome for each comes from a child process without gradrt (one TF
+CHECK failure must not end the run; a child that dies is restarted after the case it died on). Then,
+in this process, the same tf.raw_ops call runs on gradrt's kernels: where TF refuses an input, gradrt
+must refuse it with the same exception class. Cases TF accepts, or cannot express (a tensor given only a
+huge shape, an attribute its Python API rejects), are skipped with the reason, both outcomes named."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+from conftest import before_load
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TESTS = os.environ.get("GRADRT_TESTS", os.path.join(ROOT, "build", "tests", "gradrt_tests"))
+MAX_ELEMENTS = 1 << 22  # a shape-only tensor up to this size is filled with zeros for TF
+
+
+def _dump():
+    if not os.path.exists(TESTS):
+        return []
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "hostile.jsonl")
+        env = dict(os.environ, GRADRT_HOSTILE_DUMP=path)
+        subprocess.run([TESTS, "--test-case=hostile:*", "--no-version", "--minimal"], env=env,
+                       capture_output=True, timeout=300)
+        with open(path) as f:
+            lines = [json.loads(line) for line in f]
+    # The binary runs each case on every backend but dumps it once (reference); keep distinct ones.
+    seen, out = set(), []
+    for c in lines:
+        key = json.dumps({k: c[k] for k in ("op", "attrs", "inputs")}, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+CASES = _dump() if __name__ != "__main__" else []
+
+
+def make_inputs(case):
+    """TF tensors for a dumped case, or a string saying why TF cannot hold them."""
+    import tensorflow as tf
+    out = {}
+    for t in case["inputs"]:
+        shape, dtype = t["shape"], t["dtype"]
+        if any(d < 0 for d in shape):
+            return f"input '{t['name']}' has a negative dimension {shape}"
+        n = int(np.prod(shape, dtype=object))
+        if t["hex"] is None:
+            if n > MAX_ELEMENTS:
+                return f"input '{t['name']}' is shape-only {shape}: too large to build in TF"
+            raw = bytes(n * (2 if dtype in ("float16", "bfloat16") else np.dtype(_np(dtype)).itemsize))
+        else:
+            raw = bytes.fromhex(t["hex"])
+        if dtype == "bfloat16":
+            out[t["name"]] = tf.bitcast(tf.constant(np.frombuffer(raw, np.uint16).reshape(shape)), tf.bfloat16)
+        else:
+            out[t["name"]] = tf.constant(np.frombuffer(raw, _np(dtype)).reshape(shape))
+    return out
+
+
+def _np(dtype):
+    return {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int32": np.int32,
+            "int64": np.int64}[dtype]
+
+
+def outcome(case):
+    """'ok', 'OpError:<Class>', or 'skip:<reason>' for one tf.raw_ops call."""
+    import tensorflow as tf
+    inputs = make_inputs(case)
+    if isinstance(inputs, str):
+        return "skip:" + inputs
+    try:
+        with tf.device("/CPU:0"):
+            getattr(tf.raw_ops, case["op"])(**inputs, **case["attrs"])
+        return "ok"
+    except tf.errors.OpError as e:
+        return f"OpError:{type(e).__name__}"
+    except Exception as e:  # noqa: BLE001  (TF's Python layer, before any kernel)
+        return f"skip:TF's Python API refuses it ({type(e).__name__}: {str(e)[:120]})"
+
+
+def _child(path):
+    """Child mode: TF's outcome of each case in `path`, one line each, flushed."""
+    import tensorflow  # noqa: F401
+    with open(path) as f:
+        cases = json.load(f)
+    for i, c in enumerate(cases):
+        print(json.dumps([i, outcome(c)]), flush=True)
+
+
+@before_load("hostile")
+def _tf_outcomes():
+    results, start = {}, 0
+    with tempfile.TemporaryDirectory() as d:
+        while start < len(CASES):
+            path = os.path.join(d, "cases.json")
+            with open(path, "w") as f:
+                json.dump(CASES[start:], f)
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+            r = subprocess.run([sys.executable, __file__, path], capture_output=True, text=True, env=env,
+                               timeout=600)
+            done = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("[")]
+            for i, o in done:
+                results[start + i] = o
+            start += len(done)
+            if r.returncode != 0 and start < len(CASES):
+                results[start] = f"skip:TF crashed on it (exit {r.returncode})"
+                start += 1
+    return results
+
+
+@pytest.mark.skipif(not CASES, reason=f"no hostile cases: {TESTS} missing (the native stage builds it)")
+@pytest.mark.parametrize("i", range(len(CASES)), ids=[f"{i:03d} {c['test'][:60]} {c['op']}" for i, c in
+                                                       enumerate(CASES)])
+def test_same_error_class_as_tf(i, tf_results):
+    case = CASES[i]
+    tf_side = tf_results["hostile"][i]
+    ours = f"gradrt {case['code']}"
+    if tf_side.startswith("skip:"):
+        pytest.skip(f"{tf_side[5:]}; {ours}")
+    if tf_side == "ok":
+        pytest.skip(f"TF accepts it; {ours}")
+    got = outcome(case)
+    assert got == tf_side, f"TF: {tf_side}, gradrt through TF: {got} (gradrt's own status: {case['code']}: " \
+                           f"{case['message']})"
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1])

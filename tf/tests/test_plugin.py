@@ -1,0 +1,105 @@
+"""gradrt_tf's contract: load() is idempotent and refuses an active oneDNN rewrite, kernel_calls()
+counts, every path (eager, tf.function, GradientTape) reaches gradrt, errors are TF's classes with
+gradrt's message, TF's intra-op setting is the thread count."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import gradrt_tf
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_load_is_idempotent_and_counts():
+    gradrt_tf.load()
+    gradrt_tf.load()
+    gradrt_tf.reset_kernel_calls()
+    x = tf.random.stateless_normal([2, 5, 5, 3], seed=[1, 2])
+    dy = tf.random.stateless_normal([2, 5, 5, 4], seed=[3, 4])
+    for _ in range(3):
+        tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=[3, 3, 3, 4], out_backprop=dy, strides=[1, 1, 1, 1],
+                                        padding="SAME")
+    assert gradrt_tf.kernel_calls() == {"Conv2DBackpropFilter": 3}
+
+
+def test_tape_and_tf_function_run_in_gradrt():
+    gradrt_tf.reset_kernel_calls()
+    x = tf.random.stateless_normal([2, 6, 6, 3], seed=[5, 6])
+    w = tf.Variable(tf.random.stateless_normal([3, 3, 3, 4], seed=[7, 8]))
+    dw_ = tf.Variable(tf.random.stateless_normal([3, 3, 4, 2], seed=[9, 1]))
+    scale, offset = tf.Variable(tf.ones([8])), tf.Variable(tf.zeros([8]))
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.nn.conv2d(x, w, strides=2, padding="SAME")
+            y = tf.nn.depthwise_conv2d(y, dw_, strides=[1, 1, 1, 1], padding="VALID")
+            y, _, _ = tf.compat.v1.nn.fused_batch_norm(y, scale, offset, is_training=True)
+            y, rows, cols = tf.nn.fractional_avg_pool(y, [1.0, 1.4, 1.4, 1.0], deterministic=True, seed=1,
+                                                      seed2=2)
+            loss = tf.reduce_sum(y * y)
+        return tape.gradient(loss, [x, w, dw_, scale, offset])
+
+    grads = step(x)
+    assert all(g is not None for g in grads)
+    calls = gradrt_tf.kernel_calls()
+    for op in ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",
+               "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter", "FusedBatchNormV3",
+               "FusedBatchNormGradV3", "FractionalAvgPool", "FractionalAvgPoolGrad"):
+        assert calls.get(op, 0) >= 1, f"{op} did not run in gradrt: {calls}"
+
+
+def test_errors_are_tf_classes_with_gradrt_messages():
+    x = tf.zeros([1, 4, 4, 1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Conv2DBackpropInput: strides\[1\] must be > 0"):
+        tf.raw_ops.Conv2DBackpropInput(input_sizes=[1, 4, 4, 1], filter=tf.zeros([1, 1, 1, 1]), out_backprop=x,
+                                       strides=[1, 0, 1, 1], padding="SAME")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="DepthwiseConv2dNativeBackpropFilter"):
+        tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(input=x, filter_sizes=[1, 1, 2, 1], out_backprop=x,
+                                                       strides=[1, 1, 1, 1], padding="VALID")
+
+
+def test_intra_op_threads_reach_gradrt_and_do_not_change_bits():
+    # The thread count gradrt receives is TF's intra-op setting; gradrt's results do not depend on it
+    # (deterministic chunking), so 1 and 2 threads must give the same bits. Run in fresh processes:
+    # TF fixes its thread pools at start-up.
+    outs = []
+    for threads in (1, 2):
+        code = (f"import gradrt_tf, tensorflow as tf, numpy as np, sys\n"
+                f"tf.config.threading.set_intra_op_parallelism_threads({threads})\n"
+                f"gradrt_tf.load()\n"
+                f"x = tf.random.stateless_normal([4, 32, 32, 16], seed=[1, 2])\n"
+                f"dy = tf.random.stateless_normal([4, 32, 32, 32], seed=[3, 4])\n"
+                f"r = tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=[3, 3, 16, 32], out_backprop=dy,"
+                f" strides=[1, 1, 1, 1], padding='SAME')\n"
+                f"print(gradrt_tf._threads_used()); sys.stdout.flush()\n"
+                f"np.save(sys.argv[1], r.numpy())\n")
+        path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"gradrt_tf_threads_{os.getpid()}_{threads}.npy")
+        r = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert int(r.stdout.split()[-1]) == threads
+        outs.append(np.load(path))
+        os.remove(path)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_load_refuses_active_onednn():
+    code = ("import os, tensorflow as tf\n"  # tensorflow first, oneDNN forced on
+            "import gradrt_tf\n"
+            "try:\n    gradrt_tf.load()\nexcept gradrt_tf.OneDNNActiveError as e:\n    print('refused:', e)\n")
+    env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "refused: TensorFlow's oneDNN rewrite is active" in r.stdout
+
+
+def test_import_sets_onednn_off_when_unset():
+    env = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    r = subprocess.run([sys.executable, "-c", "import os, gradrt_tf; print(os.environ['TF_ENABLE_ONEDNN_OPTS'])"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.stdout.strip() == "0"
