@@ -78,10 +78,10 @@ def worker(config, threads):
         import gradrt_tf
     import numpy as np
     import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(threads)  # before load(): its probe op starts TF
+    tf.config.threading.set_inter_op_parallelism_threads(1)
     if gradrt_tf:
         gradrt_tf.load()
-    tf.config.threading.set_intra_op_parallelism_threads(threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
 
     def reply(obj):
         reply_stream.write(json.dumps(obj) + "\n")

@@ -20,7 +20,9 @@ def import_tensorflow(kernels, threads=1):
 
     Both use tf-keras (Keras 3 has no fused batch norm and fails under MultiWorkerMirroredStrategy) and
     oneDNN off (its graph rewrite would hide gradrt's kernels; off in both runs so that they differ in the
-    gradient kernels only). Returns (tf, gradrt_tf or None).
+    gradient kernels only). Returns (tf, gradrt_tf or None); the caller then calls gradrt_tf.load(),
+    after anything that must precede TensorFlow's first op (load() runs one: a probe for oneDNN),
+    such as creating a MultiWorkerMirroredStrategy.
     """
     os.environ["TF_USE_LEGACY_KERAS"] = "1"
     os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
@@ -31,8 +33,6 @@ def import_tensorflow(kernels, threads=1):
     elif kernels != "tf":
         raise ValueError(f"kernels must be 'gradrt' or 'tf', got {kernels!r}")
     import tensorflow as tf
-    if gradrt_tf is not None:
-        gradrt_tf.load()
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     return tf, gradrt_tf

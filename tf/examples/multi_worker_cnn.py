@@ -29,10 +29,13 @@ def main():
     tf_config = json.loads(os.environ["TF_CONFIG"])
     index = tf_config["task"]["index"]
     tf, gradrt_tf = digits_cnn.import_tensorflow(args.kernels, args.threads)
-    # The strategy starts this worker's collective server: before any other TensorFlow work.
+    # The strategy configures this worker's collective ops: before TensorFlow runs any op (so before
+    # gradrt_tf.load(), which runs one).
     ring = tf.distribute.experimental.CommunicationOptions(
         implementation=tf.distribute.experimental.CommunicationImplementation.RING)
     strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=ring)
+    if gradrt_tf:
+        gradrt_tf.load()
     tf.keras.utils.set_random_seed(digits_cnn.SEED)
 
     x, y = digits_cnn.load_digits()

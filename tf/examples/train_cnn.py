@@ -24,6 +24,8 @@ def main():
     args = ap.parse_args()
 
     tf, gradrt_tf = digits_cnn.import_tensorflow(args.kernels, args.threads)
+    if gradrt_tf:
+        gradrt_tf.load()
     tf.keras.utils.set_random_seed(digits_cnn.SEED)
     x, y = digits_cnn.load_digits()
     data = tf.data.Dataset.from_tensor_slices((x.astype(args.dtype), y)).batch(args.batch)
