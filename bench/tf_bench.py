@@ -65,6 +65,11 @@ def cases(batches):
     return out
 
 
+# The loop's own cost per iteration (executor, loop control, the element kept alive), with an op that
+# does almost nothing: to read the small rows against.
+OVERHEAD_CASE = ("overhead", "Neg", "1 element", 1, {"x": ("rand", [1])}, {}, 0, "")
+
+
 # ------------------------------------------------------------------------------------------ worker
 def worker(config, threads):
     """Serves timing requests (JSON lines on stdin, answers on the original stdout)."""
@@ -91,7 +96,7 @@ def worker(config, threads):
 
     def prepare(i, case):
         _, op, _, _, spec, attrs, _, _ = case
-        rng = np.random.default_rng(1000 + i)
+        rng = np.random.default_rng(1000 + (i if isinstance(i, int) else 999))
         args = {}
         for name, (kind, shape) in spec.items():
             args[name] = tf.constant(shape, tf.int32) if kind == "sizes" else tf.constant(
@@ -127,7 +132,7 @@ def worker(config, threads):
             all_cases = cases(req["batches"])
             reply({"config": config, "threads": threads, "tf": tf.__version__})
         elif req["cmd"] == "prepare":
-            prepare(req["case"], all_cases[req["case"]])
+            prepare(req["case"], OVERHEAD_CASE if req["case"] == "overhead" else all_cases[req["case"]])
             loop, value = prepared[req["case"]]
             loop(tf.constant(1))  # trace
             t0 = time.perf_counter()
@@ -236,6 +241,12 @@ def main():
                  f"median of {args.reps} loop calls per round, median of {args.rounds} interleaved rounds")
             emit("configs: " + "; ".join(f"{c} (TF_ENABLE_ONEDNN_OPTS={CONFIGS[c][0]}"
                                          f"{', gradrt_tf.load()' if CONFIGS[c][1] else ''})" for c in configs))
+            overhead_config = next((c for c in configs if c != "gradrt"), configs[0])
+            for t in thread_list:
+                w = workers[overhead_config, t]
+                w.ask(cmd="prepare", case="overhead")
+                us = w.ask(cmd="time", case="overhead", n=2000, reps=5, warm_s=0.05)["median"] * 1e6
+                emit(f"loop cost per iteration without the op (Neg of 1 element, {w.config}, threads={t}): {us:.1f} us")
             n_calls = {}
             for i in selected:
                 answers = {}

@@ -13,6 +13,9 @@ SEED = 1234
 # Every gradient op gradrt has that this model's training step runs (float32: fused batch norm).
 GRADIENT_OPS = ("Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNativeBackpropInput",
                 "DepthwiseConv2dNativeBackpropFilter", "FusedBatchNormGradV3", "FractionalAvgPoolGrad")
+# Its forward ops that gradrt has. Grappler's remapper fuses the stride-2 Conv2D + BiasAdd + ReLU into
+# _FusedConv2D, which is TensorFlow's kernel: only the first Conv2D's forward runs in gradrt.
+FORWARD_OPS = ("Conv2D", "DepthwiseConv2dNative", "FusedBatchNormV3", "FractionalAvgPool")
 
 
 def import_tensorflow(kernels, threads=1):

@@ -14,7 +14,7 @@ import pytest
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
 sys.path.insert(0, EXAMPLES)
-from digits_cnn import GRADIENT_OPS  # noqa: E402
+from digits_cnn import FORWARD_OPS, GRADIENT_OPS  # noqa: E402
 
 RUNS = [("gradrt", "float32"), ("tf", "float32"), ("tf", "float64"), ("gradrt", "float64")]
 
@@ -44,11 +44,12 @@ def runs(tmp_path_factory):
     return reports
 
 
-def test_every_gradient_op_ran_in_gradrt(runs):
+def test_every_op_ran_in_gradrt(runs):
     report = runs["gradrt", "float32"]
     steps = len(report["step_losses"])
-    for op in GRADIENT_OPS:
+    for op in GRADIENT_OPS + FORWARD_OPS:
         assert report["kernel_calls"].get(op, 0) >= steps, f"{op}: {report['kernel_calls']}"
+    assert runs["tf", "float32"]["kernel_calls"] == {}
     # float64: tf-keras does batch norm without the fused op there; every other gradient runs in gradrt.
     calls64 = runs["gradrt", "float64"]["kernel_calls"]
     for op in GRADIENT_OPS:
