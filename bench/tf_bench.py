@@ -241,6 +241,7 @@ def main():
                  f"median of {args.reps} loop calls per round, median of {args.rounds} interleaved rounds")
             emit("configs: " + "; ".join(f"{c} (TF_ENABLE_ONEDNN_OPTS={CONFIGS[c][0]}"
                                          f"{', gradrt_tf.load()' if CONFIGS[c][1] else ''})" for c in configs))
+            emit("load average at the start (1 min): %.2f on %d cpus" % (os.getloadavg()[0], os.cpu_count()))
             overhead_config = next((c for c in configs if c != "gradrt"), configs[0])
             for t in thread_list:
                 w = workers[overhead_config, t]
@@ -296,6 +297,8 @@ def main():
             if vals:
                 emit(f"geomean gradrt speed-up, {family:<10} threads={t}: " + ", ".join(
                     f"{geomean(v):.2f}x vs {c}" for c, v in vals.items()) + f"  ({len(next(iter(vals.values())))} shapes)")
+    emit()
+    emit("load average at the end (1 min, 5 min): %.2f, %.2f" % os.getloadavg()[:2])
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
