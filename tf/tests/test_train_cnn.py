@@ -71,7 +71,8 @@ def test_float32_loss_curve_matches_tensorflow(runs):
     three epochs). The float64 run measures how far TF's own float32 run drifts from exact arithmetic on this
     very trajectory; at every step gradrt's drift may be at most 4x TF's largest drift so far, plus 4 float32
     ulps of the loss (TF's drift can be 0 at a step by chance). The same bound holds against TF's float32
-    curve directly. A wrong gradient (a missing term, a transposed filter) moves the curve by far more.
+    curve directly. The bound is tight enough to matter: TF's kernels with FractionalAvgPoolGrad's result
+    scaled by 1 + 1e-5 break it (by ~200x, from step 40 on); gradrt's curve stays within ~0.25 of it.
     """
     gr32, tf32, tf64 = (np.array(runs[k]["step_losses"]) for k in
                         [("gradrt", "float32"), ("tf", "float32"), ("tf", "float64")])
