@@ -19,7 +19,7 @@ FORWARD_OPS = ("Conv2D", "DepthwiseConv2dNative", "FusedBatchNormV3", "Fractiona
 
 
 def import_tensorflow(kernels, threads=1):
-    """Imports TensorFlow with `kernels` = 'gradrt' (gradrt_tf loaded) or 'tf' (TF's own Eigen kernels).
+    """Imports TensorFlow for `kernels` = 'gradrt' (gradrt_tf imported first) or 'tf' (TF's own Eigen kernels).
 
     Both use tf-keras (Keras 3 has no fused batch norm and fails under MultiWorkerMirroredStrategy) and
     oneDNN off (its graph rewrite would hide gradrt's kernels; off in both runs so that they differ in the
@@ -103,7 +103,7 @@ def set_seeded_weights(model):
             v = np.ones(shape)
         elif "beta" in name or "bias" in name or "moving_mean" in name:
             v = np.zeros(shape)
-        else:  # kernels: Glorot uniform over the receptive field
+        else:  # kernels: Glorot-style uniform, fans over the receptive field
             receptive = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
             limit = np.sqrt(6.0 / (receptive * (shape[-2] + shape[-1])))
             v = rng.uniform(-limit, limit, shape)

@@ -40,8 +40,8 @@ def main():
 
     x, y = digits_cnn.load_digits()
     workers = strategy.num_replicas_in_sync  # one CPU replica per worker
-    # Each worker reads its own shard; equal step counts on every worker (drop_remainder), or the
-    # collectives of the last step would wait forever for the worker that ran out.
+    # Each worker reads its own shard, repeated, for the same steps_per_epoch on every worker: a worker
+    # that ran out of data early would leave the others waiting in that step's collectives.
     steps = len(y) // workers // (args.global_batch // workers)
 
     def dataset_fn(context):
