@@ -706,6 +706,8 @@ TEST_CASE("hostile: FractionalAvgPoolGrad sequences out of order, out of range, 
   run({1, 4, 4, 1}, {}, {0, 2, 4}, dy, {"row_seq_tensor must have at least 3 elements, but got 0"});
   run({1, 4, 4, 1}, {0, 2, 4}, {0, 2, std::numeric_limits<int64_t>::min()}, dy,
       {"Column sequence tensor values must not be negative"});
+  // A first cell [0, 0) ends at -1 when not overlapping: TF refuses it (found by tf/tests).
+  run({1, 4, 4, 1}, {0, 0, 4}, {0, 2, 4}, dy, {"Row sequence tensor values must not be negative", "cell 0"});
   // out_backprop larger than the original (policy 4: H' <= H, W' <= W).
   run({1, 1, 4, 1}, {0, 1, 1}, {0, 2, 4}, dy, {"out_backprop", "exceed"});
   // batch / depth must equal the original's.

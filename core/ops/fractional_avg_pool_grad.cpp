@@ -6,8 +6,8 @@ namespace gradrt {
 
 namespace {
 
-Status check_sequence(OpContext& ctx, const std::vector<int64_t>& seq, int64_t out, int64_t size, const char* name,
-                      const char* tf_name, const char* word) {
+Status check_sequence(OpContext& ctx, const std::vector<int64_t>& seq, int64_t out, int64_t size, bool overlapping,
+                      const char* name, const char* tf_name, const char* word) {
   if (static_cast<int64_t>(seq.size()) <= out)
     return ctx.error("Given out_backprop shape, " + std::string(tf_name) + " must have at least " +
                      std::to_string(out + 1) + " elements, but got " + std::to_string(seq.size()));
@@ -21,6 +21,11 @@ Status check_sequence(OpContext& ctx, const std::vector<int64_t>& seq, int64_t o
     if (i > 0 && seq[i] < seq[i - 1])
       return ctx.error(std::string(name) + " must be non-decreasing, but " + name + "[" + std::to_string(i) + "] = " +
                        std::to_string(seq[i]) + " < " + std::to_string(seq[i - 1]));
+    // A non-overlapping cell ends at seq[i] - 1: TF refuses the end -1 of a cell [0, 0) (its
+    // "must not be negative" check runs on the clamped cell ends), where a later empty cell is skipped.
+    if (i > 0 && !overlapping && seq[i] == 0)
+      return ctx.error(std::string(word) + " sequence tensor values must not be negative: cell " + std::to_string(i - 1) +
+                       " ends at " + name + "[" + std::to_string(i) + "] - 1 = -1");
   }
   return Status::OK();
 }
@@ -60,8 +65,12 @@ Status run_fractional_avg_pool_grad(OpContext& ctx) {
   if (dy->shape[1] > orig[1] || dy->shape[2] > orig[2])
     return ctx.error("out_backprop rows and cols must not exceed the original input's: " + shape_string(dy->shape) +
                      " vs " + shape_string(orig));
-  if (!(s = check_sequence(ctx, rows, dy->shape[1], orig[1], "row_pooling_sequence", "row_seq_tensor", "Row")).ok()) return s;
-  if (!(s = check_sequence(ctx, cols, dy->shape[2], orig[2], "col_pooling_sequence", "col_seq_tensor", "Column")).ok()) return s;
+  if (!(s = check_sequence(ctx, rows, dy->shape[1], orig[1], overlapping, "row_pooling_sequence", "row_seq_tensor",
+                           "Row")).ok())
+    return s;
+  if (!(s = check_sequence(ctx, cols, dy->shape[2], orig[2], overlapping, "col_pooling_sequence", "col_seq_tensor",
+                           "Column")).ok())
+    return s;
 
   Tensor* dx;
   if (!(s = ctx.add_output("output", ctx.dtype(), orig, &dx)).ok()) return s;

@@ -33,8 +33,9 @@ def _probe(handle, tf):
     """Runs one tiny Conv2DBackpropFilter eagerly; True when it ran in gradrt. TF decides once per
     process whether oneDNN is on (and exposes no API for it); its eager rewrite then sends the op to
     _MklNativeConv2DBackpropFilter, and gradrt's counter stays put."""
+    from tensorflow.python.eager import context
     before = _calls(handle).get("Conv2DBackpropFilter", 0)
-    with tf.device("/CPU:0"):
+    with context.eager_mode(), tf.device("/CPU:0"):  # eager even under disable_v2_behavior()
         x = tf.ones([1, 2, 2, 1])
         tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=[1, 1, 1, 1], out_backprop=x,
                                         strides=[1, 1, 1, 1], padding="VALID")

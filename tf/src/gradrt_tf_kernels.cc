@@ -126,6 +126,9 @@ class GradrtOp : public OpKernel {
       if (info.name == type_string()) input_names_ = info.inputs;
     OP_REQUIRES(ctx, static_cast<int>(input_names_.size()) == ctx->num_inputs(),
                 absl::InternalError(type_string() + ": gradrt and TensorFlow disagree on the inputs"));
+    // FusedBatchNormV3's reserve_space_3 is a dummy: gradrt gives an empty tensor, TF's CPU kernel a
+    // scalar 0. The plugin gives TF's, so graphs see the shape they always saw (no kernel reads it).
+    if (type_string() == "FusedBatchNormV3") scalar_dummy_output_ = 5;
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -158,9 +161,14 @@ class GradrtOp : public OpKernel {
                   absl::InternalError(type_string() + ": output '" + outputs[i].first + "' has dtype " +
                                       gradrt::dtype_name(r.dtype()) + ", TensorFlow expects " +
                                       tensorflow::DataTypeString(ctx->expected_output_dtype(i))));
+      tensorflow::Tensor* out = nullptr;
+      if (i == scalar_dummy_output_) {
+        OP_REQUIRES_OK(ctx, ctx->allocate_output(i, tensorflow::TensorShape({}), &out));
+        out->scalar<float>()() = 0.0f;
+        continue;
+      }
       tensorflow::TensorShape shape;
       OP_REQUIRES_OK(ctx, tensorflow::TensorShape::BuildTensorShape(r.shape(), &shape));
-      tensorflow::Tensor* out = nullptr;
       OP_REQUIRES_OK(ctx, ctx->allocate_output(i, shape, &out));
       if (r.num_bytes() > 0) std::memcpy(const_cast<char*>(out->tensor_data().data()), r.data(), r.num_bytes());
     }
@@ -171,6 +179,7 @@ class GradrtOp : public OpKernel {
   gradrt::Attrs attrs_;
   std::vector<std::string> input_names_;
   std::atomic<long long>* counter_ = nullptr;
+  int scalar_dummy_output_ = -1;
 };
 
 OpKernel* create(OpKernelConstruction* ctx) { return new GradrtOp(ctx); }

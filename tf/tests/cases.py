@@ -41,8 +41,8 @@ def conv_cases(seed=1):
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
     out = []
-    stride_set = [(1, 1), (2, 2), (1, 2), (2, 1), (3, 3)]
-    filters = [(1, 1), (2, 2), (3, 3), (1, 3), (3, 2)]
+    stride_set = [(1, 1), (2, 2), (1, 2), (3, 3)]
+    filters = [(1, 1), (3, 3), (3, 2)]
     for kind in ("conv", "depthwise"):
         for (sh, sw), (fh, fw), padding in itertools.product(stride_set, filters, ("SAME", "VALID", "EXPLICIT")):
             for fmt, dil, groups in (("NHWC", (1, 1), 1), ("NCHW", (1, 1), 1), ("NHWC", (2, 1), 1),
@@ -141,7 +141,9 @@ def batch_norm_cases(seed=2):
                 if op == "FusedBatchNormGradV3":
                     ins["reserve_space_3"] = np.zeros([0])
                     kinds["reserve_space_3"] = "U"
-                out.append(Case(op, ins, kinds, attrs, dtype))
+                # TF's CPU grad refuses NCHW in inference mode ("only support NHWC").
+                via = ["nhwc transpose"] if fmt == "NCHW" and not is_training else []
+                out.append(Case(op, ins, kinds, attrs, dtype, via))
             else:
                 for factor in ((1.0, 0.3) if is_training else (1.0,)):
                     if op == "FusedBatchNorm" and factor != 1.0:

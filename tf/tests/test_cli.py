@@ -1,7 +1,7 @@
 """The same cases through `gradrt run` (the command-line tool, .npy files, cpu backend) against
 the plugin's result for the case, which test_conformance checks against TensorFlow: both run gradrt's
 deterministic cpu kernels, so they must agree to the bit (bfloat16: the CLI writes float32 files
-holding bfloat16 values). Every 5th case; GRADRT_CLI names the tool (default build/gradrt)."""
+holding bfloat16 values). Every 10th case; GRADRT_CLI names the tool (default build/gradrt)."""
 import json
 import os
 import subprocess
@@ -15,7 +15,7 @@ from cases import all_cases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLI = os.environ.get("GRADRT_CLI", os.path.join(ROOT, "build", "gradrt"))
-CASES = [(cid, c) for i, (cid, c) in enumerate(all_cases()) if i % 5 == 0]
+CASES = [(cid, c) for i, (cid, c) in enumerate(all_cases()) if i % 10 == 0]
 NPY = {"float16": np.float16, "bfloat16": np.float32, "float32": np.float32, "float64": np.float64,
        "int32": np.int32, "int64": np.int64}
 
@@ -47,6 +47,8 @@ def test_cli_matches_plugin(cid, case):
     with tempfile.TemporaryDirectory() as d:
         run_cli(case, d)
         for i, name in enumerate(OUTPUTS[case.op]):
+            if case.op == "FusedBatchNormV3" and name == "reserve_space_3":
+                continue  # the plugin gives TF's scalar dummy, gradrt's API an empty tensor (DIFFERENCES.md 2)
             got = np.load(os.path.join(d, f"{name}.npy"))
             assert got.shape == plugin[i].shape, f"{name}: CLI shape {got.shape}, plugin {plugin[i].shape}"
             if got.size:

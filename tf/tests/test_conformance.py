@@ -50,12 +50,27 @@ def _all_tf():
     return {cid: _tf_side(c) for cid, c in CASES}
 
 
+def _operand_scale(case, i, r):
+    """The scale a rounding error is measured against: the output's, or for FusedBatchNormGrad's
+    x_backprop = scale*inv*(dy - mean(dy) - ...) the size of its terms (with one value per channel the
+    terms cancel to 0 exactly in TF's order; gradrt's leaves a residue of their rounding)."""
+    s = np.abs(r).max()
+    if case.op.startswith("FusedBatchNormGrad") and i == 0:
+        v = tfops.rounded(case)
+        inv = 1.0 / np.sqrt(v["reserve_space_2"] + case.attrs["epsilon"])
+        s = max(s, np.abs(v["y_backprop"]).max() * np.abs(v["scale"] * inv).max())
+    return max(s, 1e-30)
+
+
 def check_outputs(case, got, tf_out, ref64):
     assert len(got) == len(tf_out), f"{len(got)} outputs, TF gives {len(tf_out)}"
     for i, (g, t) in enumerate(zip(got, tf_out)):
         assert g.shape == t.shape, f"output {i}: shape {g.shape}, TF {t.shape}"
         if g.size == 0:
             continue
+        if case.op.startswith("FusedBatchNormV") or case.op == "FusedBatchNorm":
+            if i in (3, 4) and not case.attrs["is_training"]:
+                continue  # TF's CPU kernel leaves reserve_space_1/2 unwritten in inference mode
         if ref64 is None or i >= len(ref64):
             if case.dtype in tfops.FLOATS and ref64 is None and case.op != "FractionalAvgPool":
                 continue  # reserve_space_3: a dummy TF leaves uninitialised
@@ -67,7 +82,7 @@ def check_outputs(case, got, tf_out, ref64):
                                        err_msg=f"output {i}")
             continue
         err_gr, err_tf = np.abs(g - r).max(), np.abs(t - r).max()
-        allowed = 4 * err_tf + 2 * ULP[case.dtype] * max(np.abs(r).max(), 1e-30)
+        allowed = 4 * err_tf + 2 * ULP[case.dtype] * _operand_scale(case, i, r)
         assert err_gr <= allowed, (f"output {i}: gradrt error {err_gr:.3g} vs float64, TF's own {err_tf:.3g} "
                                    f"(allowed {allowed:.3g})")
 

@@ -19,6 +19,18 @@ from conftest import before_load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TESTS = os.environ.get("GRADRT_TESTS", os.path.join(ROOT, "build", "tests", "gradrt_tests"))
+V2_OPS = ("Conv2DBackpropInputV2", "Conv2DBackpropFilterV2")
+# TF refuses these for a limitation of its CPU kernels that gradrt does not have: gradrt judges the
+# input on its merits (and may refuse it for another reason, with another class).
+TF_LIMITATIONS = ("only supports NHWC", "does not support dilations",
+                  "only support NHWC tensor format")
+# Deliberate differences (tf/DIFFERENCES.md): TF's message -> why gradrt answers otherwise.
+DELIBERATE = {
+    "filter must not have zero elements": "gradrt policy 3 (ops.md 8): an empty operand gives the defined "
+                                          "empty or zero result",
+    "filter_size does not have enough elements, requested 0": "gradrt policy 3: empty filter_sizes product, "
+                                                              "a zero-size result",
+}
 MAX_ELEMENTS = 1 << 22  # a shape-only tensor up to this size is filled with zeros for TF
 
 
@@ -73,7 +85,7 @@ def _np(dtype):
 
 
 def outcome(case):
-    """'ok', 'OpError:<Class>', or 'skip:<reason>' for one tf.raw_ops call."""
+    """'ok', 'OpError:<Class>: <message>', or 'skip:<reason>' for one tf.raw_ops call."""
     import tensorflow as tf
     inputs = make_inputs(case)
     if isinstance(inputs, str):
@@ -83,7 +95,7 @@ def outcome(case):
             getattr(tf.raw_ops, case["op"])(**inputs, **case["attrs"])
         return "ok"
     except tf.errors.OpError as e:
-        return f"OpError:{type(e).__name__}"
+        return f"OpError:{type(e).__name__}: {e.message.split(' [Op:')[0].split('}} ')[-1][:300]}"
     except Exception as e:  # noqa: BLE001  (TF's Python layer, before any kernel)
         return f"skip:TF's Python API refuses it ({type(e).__name__}: {str(e)[:120]})"
 
@@ -129,9 +141,17 @@ def test_same_error_class_as_tf(i, tf_results):
         pytest.skip(f"{tf_side[5:]}; {ours}")
     if tf_side == "ok":
         pytest.skip(f"TF accepts it; {ours}")
+    if tf_side.startswith("OpError:NotFoundError") and case["op"] in V2_OPS:
+        pytest.skip(f"TF has no CPU kernel for {case['op']}; {ours}")
+    for m in TF_LIMITATIONS:
+        if m in tf_side:
+            pytest.skip(f"TF's limitation ({tf_side[8:]}); {ours}")
+    for m, why in DELIBERATE.items():
+        if m in tf_side:
+            pytest.skip(f"deliberate: {why} ({tf_side[8:]}); {ours}")
     got = outcome(case)
-    assert got == tf_side, f"TF: {tf_side}, gradrt through TF: {got} (gradrt's own status: {case['code']}: " \
-                           f"{case['message']})"
+    assert got.split(":")[:2] == tf_side.split(":")[:2], \
+        f"TF: {tf_side} | gradrt through TF: {got} | gradrt's own status: {case['code']}: {case['message']}"
 
 
 if __name__ == "__main__":

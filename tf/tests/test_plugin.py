@@ -38,10 +38,9 @@ def test_tape_and_tf_function_run_in_gradrt():
         with tf.GradientTape() as tape:
             tape.watch(x)
             y = tf.nn.conv2d(x, w, strides=2, padding="SAME")
-            y = tf.nn.depthwise_conv2d(y, dw_, strides=[1, 1, 1, 1], padding="VALID")
+            y = tf.nn.depthwise_conv2d(y, dw_, strides=[1, 1, 1, 1], padding="SAME")
             y, _, _ = tf.compat.v1.nn.fused_batch_norm(y, scale, offset, is_training=True)
-            y, rows, cols = tf.nn.fractional_avg_pool(y, [1.0, 1.4, 1.4, 1.0], deterministic=True, seed=1,
-                                                      seed2=2)
+            y, rows, cols = tf.nn.fractional_avg_pool(y, [1.0, 1.4, 1.4, 1.0], seed=1)
             loss = tf.reduce_sum(y * y)
         return tape.gradient(loss, [x, w, dw_, scale, offset])
 

@@ -86,7 +86,7 @@ def _perm_attr(a):  # an NCHW-ordered 4-list in NHWC order
 
 
 def to_nhwc(case):
-    """NCHW conv / depthwise case -> the NHWC case; outputs are transposed back."""
+    """NCHW conv / depthwise / batch-norm case -> the NHWC case; outputs are transposed back."""
     c = case.replace(attrs=dict(case.attrs), inputs=dict(case.inputs))
     c.attrs["data_format"] = "NHWC"
     for k in ("strides", "dilations"):
@@ -95,14 +95,14 @@ def to_nhwc(case):
     if c.attrs.get("explicit_paddings"):
         p = c.attrs["explicit_paddings"]
         c.attrs["explicit_paddings"] = p[0:2] + p[4:6] + p[6:8] + p[2:4]
-    for name in ("input", "out_backprop"):
+    for name in ("input", "out_backprop", "x", "y_backprop"):
         if name in c.inputs:
             c.inputs[name] = _nhwc(c.inputs[name])
     if "input_sizes" in c.inputs:
         c.inputs["input_sizes"] = np.array(_perm_attr(list(c.inputs["input_sizes"])))
-    outputs_nchw = case.op in ("Conv2DBackpropInput", "DepthwiseConv2dNativeBackpropInput", "Conv2D",
-                               "DepthwiseConv2dNative")
-    return c, (lambda outs: [_nchw(outs[0])] if outputs_nchw else outs)
+    first_nchw = case.op in ("Conv2DBackpropInput", "DepthwiseConv2dNativeBackpropInput", "Conv2D",
+                             "DepthwiseConv2dNative") or case.op.startswith("FusedBatchNorm")
+    return c, (lambda outs: [_nchw(outs[0])] + outs[1:] if first_nchw else outs)
 
 
 def _dilate(w, dh, dw):
