@@ -49,7 +49,6 @@ def test_every_op_ran_in_gradrt(runs):
     steps = len(report["step_losses"])
     for op in GRADIENT_OPS + FORWARD_OPS:
         assert report["kernel_calls"].get(op, 0) >= steps, f"{op}: {report['kernel_calls']}"
-    assert runs["tf", "float32"]["kernel_calls"] == {}
     # float64: tf-keras does batch norm without the fused op there; every other gradient runs in gradrt.
     calls64 = runs["gradrt", "float64"]["kernel_calls"]
     for op in GRADIENT_OPS:
