@@ -101,7 +101,9 @@ void dump_case(const std::string& op, const Named& inputs, const Attrs& attrs, c
     line += (line.back() == '[' ? "{" : ",{") + std::string("\"name\":") + json(name) +
             ",\"dtype\":" + json(gradrt::dtype_name(host.dtype)) + ",\"shape\":" + AttrValue(host.shape).to_json() +
             ",\"hex\":";
-    if (host.bytes.empty() && host.size() != 0) {
+    bool has_elements = true;  // (no product: hostile shapes overflow int64)
+    for (int64_t d : host.shape) has_elements = has_elements && d != 0;
+    if (host.bytes.empty() && has_elements) {
       line += "null}";
       continue;
     }
