@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(cmake ninja-build g++ python3 python3-venv libxsimd-dev doctest-dev
           glslang-tools libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
           g++-aarch64-linux-gnu qemu-user clang libclang-rt-14-dev
-          emscripten binaryen chromium python3-sklearn)
+          emscripten binaryen chromium
+          python3-sklearn)  # digits (web/demo/train, tf/examples), read from the package, never copied
 # This machine kind ships Node 20 + npm outside dpkg; Debian's nodejs conflicts with that npm.
 command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 missing=()
