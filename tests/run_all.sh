@@ -4,10 +4,11 @@
 # suite under qemu, and the wasm/npm package in Node and Chromium.
 # Usage: tests/run_all.sh [stage...]   (stages: native isa asan tsan fuzz aarch64 web; default all)
 #   native   Release build in build/, every ctest group, Vulkan with validation; install consumers
-#   isa      the cpu groups again with each forced ISA (GRADRT_CPU_ISA)
+#   isa      the cpu groups and the backend harness's cpu variants again with each forced ISA
+#            (GRADRT_CPU_ISA; GRADRT_TEST_VARIANTS=cpu leaves vulkan out)
 #   asan     ASan + UBSan + LSan build in build-asan, every ctest group
 #   tsan     ThreadSanitizer build in build-tsan (-DGRADRT_SANITIZE=thread, Vulkan and CLI off),
-#            the threads:* and cpu:* cases with halt_on_error=1 (a few minutes on 2 cores)
+#            the threads:*, cpu:* and backends:* cases with halt_on_error=1 (a few minutes on 2 cores)
 #   fuzz     the libFuzzer targets, FUZZ_SECONDS (60) each
 #   aarch64  cross build in build-aarch64, the suite under qemu
 #   web      wasm builds and the npm package tests (Node, Chromium)
@@ -46,7 +47,8 @@ for s in "${stages[@]}"; do
       stage "cpu backend with every forced ISA"
       for isa in avx2 sse4_2 scalar; do
         echo "-- GRADRT_CPU_ISA=$isa"
-        GRADRT_CPU_ISA=$isa build/tests/gradrt_tests --test-case='cpu:*,sweep:*,golden:*,gradcheck:*' --no-version | tail -3
+        GRADRT_CPU_ISA=$isa GRADRT_TEST_VARIANTS=cpu build/tests/gradrt_tests \
+          --test-case='cpu:*,backends:*,sweep:*,golden:*,gradcheck:*' --no-version | tail -3
       done
       ;;
     asan)
@@ -59,7 +61,7 @@ for s in "${stages[@]}"; do
       stage "ThreadSanitizer: the thread pool and the cpu kernels"
       build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRADRT_SANITIZE=thread -DGRADRT_VULKAN=OFF -DGRADRT_CLI=OFF
       TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-        build-tsan/tests/gradrt_tests --test-case='threads:*,cpu:*' --no-version
+        build-tsan/tests/gradrt_tests --test-case='threads:*,cpu:*,backends:*' --no-version
       ;;
     fuzz)
       stage "libFuzzer targets (${FUZZ_SECONDS:-60} s each)"
