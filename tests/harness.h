@@ -34,7 +34,9 @@ inline void check(const Variant& v, const std::vector<T>& got, const std::vector
 // One kernel call on one variant: run(backend, threads, outputs) fills the outputs. The
 // variant's result is checked by `compare` against the reference's, then every rerun of the
 // variant must give the same bits. A variant whose device lacks float64 says so once and
-// leaves `variants`.
+// leaves `variants`. Variants that `takes` refuses sit this case out (the sweeps give a device,
+// which pays a fixed cost per call, a share of the small cases, and the large ones to the
+// devices only: the cpu's large geometries are in test_cpu_backend.cpp).
 template <class T>
 using Run = std::function<gradrt::Status(gradrt::Backend*, int threads, std::vector<std::vector<T>>* outputs)>;
 
@@ -42,12 +44,13 @@ template <class T>
 inline void on_every_variant(std::vector<Variant>& variants, const Run<T>& run,
                       const std::function<void(const Variant&, const std::vector<std::vector<T>>&,
                                                const std::vector<std::vector<T>>&)>& compare,
-                      bool rerun = true) {
+                      bool rerun = true, const std::function<bool(const Variant&)>& takes = {}) {
   std::vector<std::vector<T>> want;
   const gradrt::Status rs = run(gradrt::reference_backend(), 1, &want);
   REQUIRE_MESSAGE(rs.ok(), rs.to_string());
   for (size_t i = 0; i < variants.size(); ++i) {
     const Variant& v = variants[i];
+    if (takes && !takes(v)) continue;
     CAPTURE(v.name);
     select(v);
     std::vector<std::vector<T>> got;
@@ -70,7 +73,7 @@ inline void on_every_variant(std::vector<Variant>& variants, const Run<T>& run,
 
 template <class T>
 inline void conv_case(std::vector<Variant>& variants, ConvKernel k, const gradrt::ConvParams& p, std::mt19937& rng,
-               bool rerun = true) {
+                      bool rerun = true, const std::function<bool(const Variant&)>& takes = {}) {
   const auto x = random_vec<T>(rng, p.x_elements());
   const auto w = random_vec<T>(rng, is_depthwise(k) ? p.dw_w_elements() : p.w_elements());
   const auto dy = random_vec<T>(rng, p.y_elements());
@@ -86,7 +89,7 @@ inline void conv_case(std::vector<Variant>& variants, ConvKernel k, const gradrt
       [&](const Variant& v, const auto& got, const auto& want) {
         check(v, got[0], want[0], {{red, std::sqrt(red)}, {red, std::sqrt(red)}}, what);
       },
-      rerun);
+      rerun, takes);
 }
 
 }  // namespace test

@@ -34,59 +34,51 @@ using test::on_every_variant;
 
 int64_t rnd(std::mt19937& rng, int64_t lo, int64_t hi) { return test::uniform(rng, lo, hi); }  // inclusive
 
-// `cases` small random geometries, then `big` larger ones (several tiles, split-K), for k.
+// Who takes case c of a sweep of `small` small cases and then large ones: the cpu variants
+// every small case, the devices the first `device_small` and every large one.
+std::function<bool(const Variant&)> share(int c, int small, int device_small) {
+  return [=](const Variant& v) { return v.gpu ? (c < device_small || c >= small) : c < small; };
+}
+
+// `cases` small random geometries (the devices take the first `device_cases`), then `big`
+// larger ones for the devices (several tiles, split-K), for k.
 template <class T>
-void conv_sweep(ConvKernel k, int cases, int big, uint32_t seed) {
+void conv_sweep(ConvKernel k, int cases, int device_cases, int big, uint32_t seed) {
   test::IsaGuard guard;
   test::ValidationCheck validation;
   auto variants = test::variants();
   std::mt19937 rng(seed);
   for (int c = 0; c < cases + big; ++c) {
     const ConvParams p = test::random_conv_params(rng, test::is_depthwise(k), c >= cases, c >= cases ? 3 : 4);
-    conv_case<T>(variants, k, p, rng, c < cases || c % 5 == 0);
+    conv_case<T>(variants, k, p, rng, c < cases || c % 5 == 0, share(c, cases, device_cases));
   }
 }
 
 }  // namespace
 
 TEST_CASE("backends: Conv2D forward vs reference") {
-  conv_sweep<float>(ConvKernel::fwd, 60, 4, 1);
-  conv_sweep<double>(ConvKernel::fwd, 20, 1, 2);
+  conv_sweep<float>(ConvKernel::fwd, 60, 40, 4, 1);
+  conv_sweep<double>(ConvKernel::fwd, 20, 10, 1, 2);
 }
 TEST_CASE("backends: Conv2DBackpropInput vs reference") {
-  conv_sweep<float>(ConvKernel::bwd_input, 60, 4, 3);
-  conv_sweep<double>(ConvKernel::bwd_input, 20, 1, 4);
+  conv_sweep<float>(ConvKernel::bwd_input, 60, 40, 4, 3);
+  conv_sweep<double>(ConvKernel::bwd_input, 20, 10, 1, 4);
 }
 TEST_CASE("backends: Conv2DBackpropFilter vs reference") {
-  conv_sweep<float>(ConvKernel::bwd_filter, 60, 4, 5);
-  conv_sweep<double>(ConvKernel::bwd_filter, 20, 1, 6);
+  conv_sweep<float>(ConvKernel::bwd_filter, 60, 40, 4, 5);
+  conv_sweep<double>(ConvKernel::bwd_filter, 20, 10, 1, 6);
 }
 TEST_CASE("backends: DepthwiseConv2dNative forward vs reference") {
-  conv_sweep<float>(ConvKernel::dw_fwd, 60, 3, 7);
-  conv_sweep<double>(ConvKernel::dw_fwd, 20, 1, 8);
+  conv_sweep<float>(ConvKernel::dw_fwd, 60, 40, 3, 7);
+  conv_sweep<double>(ConvKernel::dw_fwd, 20, 10, 1, 8);
 }
 TEST_CASE("backends: DepthwiseConv2dNativeBackpropInput vs reference") {
-  conv_sweep<float>(ConvKernel::dw_bwd_input, 60, 3, 9);
-  conv_sweep<double>(ConvKernel::dw_bwd_input, 20, 1, 10);
+  conv_sweep<float>(ConvKernel::dw_bwd_input, 60, 40, 3, 9);
+  conv_sweep<double>(ConvKernel::dw_bwd_input, 20, 10, 1, 10);
 }
 TEST_CASE("backends: DepthwiseConv2dNativeBackpropFilter vs reference") {
-  conv_sweep<float>(ConvKernel::dw_bwd_filter, 60, 3, 11);
-  conv_sweep<double>(ConvKernel::dw_bwd_filter, 20, 1, 12);
-}
-
-TEST_CASE("backends: conv kernels on layer shapes (full register tiles, several K chunks)") {
-  test::IsaGuard guard;
-  test::ValidationCheck validation;
-  auto variants = test::variants();
-  std::mt19937 rng(99);
-  // 3x3 SAME stride 1 and 2, 1x1, a group conv; channels on and off the tile sizes. The last:
-  // 840 output pixels, several K chunks of the filter gradient.
-  const ConvParams shapes[] = {
-      test::same_conv_params(1, 14, 15, 64, 64, 3, 1), test::same_conv_params(2, 13, 12, 40, 72, 3, 2),
-      test::same_conv_params(1, 9, 9, 96, 130, 1, 1), test::same_conv_params(1, 10, 11, 48, 36, 3, 1, 3),
-      test::same_conv_params(2, 20, 21, 28, 40, 3, 1)};
-  for (const ConvParams& p : shapes)
-    for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter}) conv_case<float>(variants, k, p, rng);
+  conv_sweep<float>(ConvKernel::dw_bwd_filter, 60, 40, 3, 11);
+  conv_sweep<double>(ConvKernel::dw_bwd_filter, 20, 10, 1, 12);
 }
 
 TEST_CASE("backends: conv kernels with empty operands") {
@@ -116,10 +108,11 @@ TEST_CASE("backends: conv kernels with empty operands") {
 
 namespace {
 
-// [rows, channels] cases: the first with no rows, then `cases` up to 40 and 3000 rows, then
-// `big` from 3000 to big_rows rows (several row splits).
+// [rows, channels] cases: the first with no rows, then `cases` up to 40 and 3000 rows (the
+// devices take the first `device_cases`), then `big` from 3000 to big_rows rows for the
+// devices (several row splits).
 template <class T>
-void batch_norm_sweep(int cases, int big, int64_t big_rows, uint32_t seed) {
+void batch_norm_sweep(int cases, int device_cases, int big, int64_t big_rows, uint32_t seed) {
   test::IsaGuard guard;
   test::ValidationCheck validation;
   auto variants = test::variants();
@@ -162,7 +155,8 @@ void batch_norm_sweep(int cases, int big, int64_t big_rows, uint32_t seed) {
           check(v, got[3], want[3], {{R, 8}, {R, 16}}, "fused_batch_norm_grad x_backprop");
           check(v, got[4], want[4], {{R, 4}, {R, 3 * std::sqrt(R)}}, "fused_batch_norm_grad scale_backprop");
           check(v, got[5], want[5], {{R, 1}, {R, std::sqrt(R)}}, "fused_batch_norm_grad offset_backprop");
-        });
+        },
+        true, share(c, cases, device_cases));
   }
 }
 
@@ -215,8 +209,8 @@ void frac_pool_sweep(int cases, int big, uint32_t seed) {
 }  // namespace
 
 TEST_CASE("backends: FusedBatchNorm and FusedBatchNormGrad vs reference") {
-  batch_norm_sweep<float>(40, 5, 20000, 21);
-  batch_norm_sweep<double>(15, 2, 9000, 22);
+  batch_norm_sweep<float>(40, 25, 5, 20000, 21);
+  batch_norm_sweep<double>(15, 6, 2, 9000, 22);
 }
 
 TEST_CASE("backends: FractionalAvgPool and FractionalAvgPoolGrad vs reference") {

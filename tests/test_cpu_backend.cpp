@@ -49,6 +49,19 @@ void check_cpu_conv(ConvKernel k, const ConvParams& p, std::mt19937& rng) {
 
 }  // namespace
 
+TEST_CASE("cpu: conv kernels on layer shapes (full register tiles, several K chunks)") {
+  IsaGuard guard;
+  std::mt19937 rng(99);
+  // 3x3 SAME stride 1 and 2, 1x1, a group conv; channels on and off the tile sizes. The last:
+  // 840 output pixels, several K chunks of the filter gradient.
+  const ConvParams shapes[] = {
+      test::same_conv_params(1, 14, 15, 64, 64, 3, 1), test::same_conv_params(2, 13, 12, 40, 72, 3, 2),
+      test::same_conv_params(1, 9, 9, 96, 130, 1, 1), test::same_conv_params(1, 10, 11, 48, 36, 3, 1, 3),
+      test::same_conv_params(2, 20, 21, 28, 40, 3, 1)};
+  for (const ConvParams& p : shapes)
+    for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter}) check_cpu_conv<float>(k, p, rng);
+}
+
 TEST_CASE("cpu: ISA selection") {
   IsaGuard guard;
   const auto isas = simd::supported_isas();
