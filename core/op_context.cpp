@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "parallel.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -40,8 +41,7 @@ Status OpContext::input(const char* name, const TensorView** out) {
   auto it = inputs_.find(name);
   if (it == inputs_.end()) return error(std::string("missing input '") + name + "'");
   int64_t n = 0;
-  Status s = num_elements(it->second, name, &n);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(num_elements(it->second, name, &n));
   if (n > 0 && it->second.data == nullptr) return error(std::string("input '") + name + "' has no data");
   *out = &it->second;
   return Status::OK();
@@ -141,8 +141,7 @@ Status OpContext::choose_backend(const char* stem, int64_t work, Backend** out) 
   if (!b && options_.backend == "vulkan")
     return Status(Code::Unavailable, "vulkan: this gradrt was built without the Vulkan backend");
   if (!b) return Status(Code::NotFound, "unknown backend '" + options_.backend + "' (reference, cpu, vulkan, auto)");
-  Status s = b->available();
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(b->available());
   *out = b;
   return Status::OK();
 }
@@ -154,8 +153,7 @@ Status OpContext::finish() {
   if (!ran_on_.empty()) return attrs_.check_unknown();
   // No kernel ran (empty result): still report which backend the call resolved to.
   Backend* b = nullptr;
-  Status s = choose_backend("", 0, &b);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(choose_backend("", 0, &b));
   ran_on_ = b->name();
   return attrs_.check_unknown();
 }

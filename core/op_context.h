@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "checked.h"
 #include "gradrt/gradrt.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -183,10 +184,9 @@ void OpContext::store(const T* data, Tensor* out, const ChannelsFirst* cf, bool 
 template <class F>
 Status OpContext::run_kernel(const char* stem, int64_t work, F kernel) {
   Backend* backend = nullptr;
-  Status s = choose_backend(stem, work, &backend);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(choose_backend(stem, work, &backend));
   ran_on_ = backend->name();
-  s = kernel(backend);
+  Status s = kernel(backend);
   if (s.code() == Code::Unimplemented && options_.backend == "auto" && backend != cpu_backend()) {
     ran_on_ = cpu_backend()->name();
     s = kernel(cpu_backend());
