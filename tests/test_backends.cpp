@@ -9,7 +9,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -26,7 +25,6 @@ using gradrt::FracPoolParams;
 using gradrt::Status;
 using test::ConvKernel;
 using test::random_vec;
-using test::same_bits;
 using test::Variant;
 using test::check;
 using test::conv_case;
@@ -56,29 +54,24 @@ void conv_sweep(ConvKernel k, int cases, int device_cases, int big, uint32_t see
 
 }  // namespace
 
-TEST_CASE("backends: Conv2D forward vs reference") {
-  conv_sweep<float>(ConvKernel::fwd, 60, 40, 4, 1);
-  conv_sweep<double>(ConvKernel::fwd, 20, 10, 1, 2);
-}
-TEST_CASE("backends: Conv2DBackpropInput vs reference") {
-  conv_sweep<float>(ConvKernel::bwd_input, 60, 40, 4, 3);
-  conv_sweep<double>(ConvKernel::bwd_input, 20, 10, 1, 4);
-}
-TEST_CASE("backends: Conv2DBackpropFilter vs reference") {
-  conv_sweep<float>(ConvKernel::bwd_filter, 60, 40, 4, 5);
-  conv_sweep<double>(ConvKernel::bwd_filter, 20, 10, 1, 6);
-}
-TEST_CASE("backends: DepthwiseConv2dNative forward vs reference") {
-  conv_sweep<float>(ConvKernel::dw_fwd, 60, 40, 3, 7);
-  conv_sweep<double>(ConvKernel::dw_fwd, 20, 10, 1, 8);
-}
-TEST_CASE("backends: DepthwiseConv2dNativeBackpropInput vs reference") {
-  conv_sweep<float>(ConvKernel::dw_bwd_input, 60, 40, 3, 9);
-  conv_sweep<double>(ConvKernel::dw_bwd_input, 20, 10, 1, 10);
-}
-TEST_CASE("backends: DepthwiseConv2dNativeBackpropFilter vs reference") {
-  conv_sweep<float>(ConvKernel::dw_bwd_filter, 60, 40, 3, 11);
-  conv_sweep<double>(ConvKernel::dw_bwd_filter, 20, 10, 1, 12);
+// The six conv-family kernels, float then double, each with its own seed.
+TEST_CASE("backends: conv-family kernels vs reference") {
+  const struct {
+    ConvKernel kernel;
+    const char* op;
+    int big;
+  } kernels[] = {{ConvKernel::fwd, "Conv2D", 4},
+                 {ConvKernel::bwd_input, "Conv2DBackpropInput", 4},
+                 {ConvKernel::bwd_filter, "Conv2DBackpropFilter", 4},
+                 {ConvKernel::dw_fwd, "DepthwiseConv2dNative", 3},
+                 {ConvKernel::dw_bwd_input, "DepthwiseConv2dNativeBackpropInput", 3},
+                 {ConvKernel::dw_bwd_filter, "DepthwiseConv2dNativeBackpropFilter", 3}};
+  uint32_t seed = 1;
+  for (const auto& e : kernels) {
+    CAPTURE(e.op);
+    conv_sweep<float>(e.kernel, 60, 40, e.big, seed++);
+    conv_sweep<double>(e.kernel, 20, 10, 1, seed++);
+  }
 }
 
 TEST_CASE("backends: conv kernels with empty operands") {
