@@ -18,6 +18,11 @@ void check_declared_ran(const std::string& kind);
 
 }  // namespace test
 
+// The conv family: each forward op with its two gradients.
+#define GRADRT_TEST_CONV_FAMILY                                                                    \
+  "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",                 \
+      "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter"
+
 #define GRADRT_TEST_COVERS_CAT2(a, b) a##b
 #define GRADRT_TEST_COVERS_CAT(a, b) GRADRT_TEST_COVERS_CAT2(a, b)
 #define GRADRT_TEST_COVERS(kind, ...) \

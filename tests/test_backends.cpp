@@ -38,18 +38,25 @@ std::function<bool(const Variant&)> share(int c, int small, int device_small) {
   return [=](const Variant& v) { return v.gpu ? (c < device_small || c >= small) : c < small; };
 }
 
-// `cases` small random geometries (the devices take the first `device_cases`), then `big`
-// larger ones for the devices (several tiles, split-K), for k.
-template <class T>
-void conv_sweep(ConvKernel k, int cases, int device_cases, int big, uint32_t seed) {
+// n cases of a sweep: body(variants, rng, c) for c = 0..n-1, the ISA restored and every
+// validation message failing the test case afterwards.
+template <class Body>
+void sweep(int n, uint32_t seed, Body body) {
   test::IsaGuard guard;
   test::ValidationCheck validation;
   auto variants = test::variants();
   std::mt19937 rng(seed);
-  for (int c = 0; c < cases + big; ++c) {
+  for (int c = 0; c < n; ++c) body(variants, rng, c);
+}
+
+// `cases` small random geometries (the devices take the first `device_cases`), then `big`
+// larger ones for the devices (several tiles, split-K), for k.
+template <class T>
+void conv_sweep(ConvKernel k, int cases, int device_cases, int big, uint32_t seed) {
+  sweep(cases + big, seed, [&](std::vector<Variant>& variants, std::mt19937& rng, int c) {
     const ConvParams p = test::random_conv_params(rng, test::is_depthwise(k), c >= cases, c >= cases ? 3 : 4);
     conv_case<T>(variants, k, p, rng, c < cases || c % 5 == 0, share(c, cases, device_cases));
-  }
+  });
 }
 
 }  // namespace
@@ -106,11 +113,7 @@ namespace {
 // devices (several row splits).
 template <class T>
 void batch_norm_sweep(int cases, int device_cases, int big, int64_t big_rows, uint32_t seed) {
-  test::IsaGuard guard;
-  test::ValidationCheck validation;
-  auto variants = test::variants();
-  std::mt19937 rng(seed);
-  for (int c = 0; c < cases + big; ++c) {
+  sweep(cases + big, seed, [&](std::vector<Variant>& variants, std::mt19937& rng, int c) {
     BatchNormParams p;
     p.rows = c == 0 ? 0 : c < cases ? rnd(rng, 1, c < cases / 2 ? 40 : 3000) : rnd(rng, 3000, big_rows);
     p.channels = rnd(rng, 1, 70);
@@ -150,18 +153,14 @@ void batch_norm_sweep(int cases, int device_cases, int big, int64_t big_rows, ui
           check(v, got[5], want[5], {{R, 1}, {R, std::sqrt(R)}}, "fused_batch_norm_grad offset_backprop");
         },
         true, share(c, cases, device_cases));
-  }
+  });
 }
 
 // FractionalAvgPool and its gradient: `cases` small inputs (dups: empty cells), then `big`
 // up to 3 x 23 x 29 x 13.
 template <class T>
 void frac_pool_sweep(int cases, int big, uint32_t seed) {
-  test::IsaGuard guard;
-  test::ValidationCheck validation;
-  auto variants = test::variants();
-  std::mt19937 rng(seed);
-  for (int c = 0; c < cases + big; ++c) {
+  sweep(cases + big, seed, [&](std::vector<Variant>& variants, std::mt19937& rng, int c) {
     const bool large = c >= cases;
     FracPoolParams p;
     p.batch = rnd(rng, 1, large ? 3 : 2);
@@ -196,7 +195,7 @@ void frac_pool_sweep(int cases, int big, uint32_t seed) {
           check(v, got[0], want[0], {{double(p.in_h * p.in_w), 1}, {64, 1}}, "fractional_avg_pool");
           check(v, got[1], want[1], {{4, 1}, {8, 1}}, "fractional_avg_pool_grad");
         });
-  }
+  });
 }
 
 }  // namespace
