@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,7 +23,6 @@ using gradrt::BatchNormParams;
 using gradrt::ConvParams;
 using gradrt::Exec;
 using test::ConvKernel;
-using test::describe;
 using test::random_vec;
 using test::same_bits;
 namespace simd = gradrt::simd;
