@@ -1,6 +1,7 @@
 // The typed C++ calls: each builds the op's Attrs and inputs and goes through run_op,
 // so there is one path (validation included) for every API.
 #include "gradrt/gradrt.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -20,14 +21,13 @@ Attrs conv_attrs(const ConvAttrs& a, bool with_cudnn) {
 Status run_into(std::string_view op, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
                 std::initializer_list<Tensor*> targets) {
   Outputs outs;
-  Status s = run_op(op, inputs, attrs, &outs, options);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(run_op(op, inputs, attrs, &outs, options));
   size_t i = 0;
   for (Tensor* t : targets) {
     if (t && i < outs.size()) *t = std::move(outs[i].second);
     ++i;
   }
-  return s;
+  return Status::OK();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "conv_shape.h"
 
 #include "checked.h"
+#include "status_macros.h"
 
 namespace gradrt {
 namespace {
@@ -34,33 +35,26 @@ std::vector<int64_t> to_format(const ConvSpec& spec, int64_t n, int64_t h, int64
 
 Status decode_conv_spec(AttrReader& attrs, ConvOpKind kind, bool has_cudnn_attr, ConvSpec* spec) {
   std::string format;
-  Status s = attrs.str("data_format", &format, std::string("NHWC"));
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(attrs.str("data_format", &format, std::string("NHWC")));
   if (format != "NHWC" && format != "NCHW")
     return attrs.error("data_format must be \"NHWC\" or \"NCHW\", got \"" + format + "\"");
   spec->nchw = format == "NCHW";
 
   if (has_cudnn_attr) {
     bool unused;
-    s = attrs.boolean("use_cudnn_on_gpu", &unused, true);
-    if (!s.ok()) return s;
+    GRADRT_RETURN_IF_ERROR(attrs.boolean("use_cudnn_on_gpu", &unused, true));
   }
 
-  s = attrs.int_list("strides", &spec->strides);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(attrs.int_list("strides", &spec->strides));
   Code bd = (kind == ConvOpKind::kConv2D || kind == ConvOpKind::kBackpropInput) ? Code::Unimplemented
                                                                                   : Code::InvalidArgument;
-  s = check_window_attr(attrs, *spec, "strides", spec->strides, bd);
-  if (!s.ok()) return s;
-  s = attrs.int_list("dilations", &spec->dilations, std::vector<int64_t>{1, 1, 1, 1});
-  if (!s.ok()) return s;
-  s = check_window_attr(attrs, *spec, "dilations", spec->dilations, bd);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_window_attr(attrs, *spec, "strides", spec->strides, bd));
+  GRADRT_RETURN_IF_ERROR(attrs.int_list("dilations", &spec->dilations, std::vector<int64_t>{1, 1, 1, 1}));
+  GRADRT_RETURN_IF_ERROR(check_window_attr(attrs, *spec, "dilations", spec->dilations, bd));
 
   // padding: "SAME" | "VALID" | "EXPLICIT", or the Python list form.
   std::vector<int64_t> explicit_pads;
-  s = attrs.int_list("explicit_paddings", &explicit_pads, std::vector<int64_t>{});
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(attrs.int_list("explicit_paddings", &explicit_pads, std::vector<int64_t>{}));
   const AttrValue* pad = attrs.raw("padding");
   if (!pad) return attrs.error("missing required attribute 'padding'");
   if (pad->kind == AttrValue::Kind::List) {
@@ -177,9 +171,8 @@ Status resolve_spatial(const std::string& label, const ConvSpec& spec, const std
       before = spec.explicit_paddings[2 * d.index];
       after = spec.explicit_paddings[2 * d.index + 1];
     }
-    Status s = windowed_output_size(label, d.in, d.filter, *d.dilation, *d.stride, spec.padding, before, after, d.out,
-                                    d.pad);
-    if (!s.ok()) return s;
+    GRADRT_RETURN_IF_ERROR(windowed_output_size(label, d.in, d.filter, *d.dilation, *d.stride, spec.padding, before, after, d.out,
+        d.pad));
     if (out_shape && (*out_shape)[d.index] != *d.out)
       return Status(Code::InvalidArgument,
                     label + ": Size of out_backprop doesn't match computed: actual = " +
@@ -203,10 +196,9 @@ void read_input_dims(const ConvSpec& spec, const std::vector<int64_t>& in, ConvP
 Status resolve_conv(const std::string& label, const ConvSpec& spec, const std::vector<int64_t>& input_shape,
                     const std::vector<int64_t>& filter_shape, const std::vector<int64_t>* out_shape, ConvParams* p,
                     std::vector<int64_t>* forward_out) {
-  Status s = check_rank4(label, "input", input_shape);
-  if (!s.ok()) return s;
-  if (!(s = check_rank4(label, "filter", filter_shape)).ok()) return s;
-  if (out_shape && !(s = check_rank4(label, "out_backprop", *out_shape)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_rank4(label, "input", input_shape));
+  GRADRT_RETURN_IF_ERROR(check_rank4(label, "filter", filter_shape));
+  if (out_shape) GRADRT_RETURN_IF_ERROR(check_rank4(label, "out_backprop", *out_shape));
   read_input_dims(spec, input_shape, p);
   if (out_shape && (*out_shape)[0] != p->batch)
     return Status(Code::InvalidArgument, label + ": input and out_backprop must have the same batch size. Input batch: " +
@@ -230,7 +222,7 @@ Status resolve_conv(const std::string& label, const ConvSpec& spec, const std::v
   if (p->groups > 1 && p->out_c % p->groups != 0)
     return Status(Code::InvalidArgument, label + ": filter out_depth " + std::to_string(p->out_c) +
                                              " must be divisible by the number of groups " + std::to_string(p->groups));
-  if (!(s = resolve_spatial(label, spec, out_shape, p)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(resolve_spatial(label, spec, out_shape, p));
   if (forward_out) *forward_out = to_format(spec, p->batch, p->out_h, p->out_w, p->out_c);
   return Status::OK();
 }
@@ -238,10 +230,9 @@ Status resolve_conv(const std::string& label, const ConvSpec& spec, const std::v
 Status resolve_depthwise(const std::string& label, const ConvSpec& spec, const std::vector<int64_t>& input_shape,
                          const std::vector<int64_t>& filter_shape, const std::vector<int64_t>* out_shape,
                          ConvParams* p, std::vector<int64_t>* forward_out) {
-  Status s = check_rank4(label, "input", input_shape);
-  if (!s.ok()) return s;
-  if (!(s = check_rank4(label, "filter", filter_shape)).ok()) return s;
-  if (out_shape && !(s = check_rank4(label, "out_backprop", *out_shape)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_rank4(label, "input", input_shape));
+  GRADRT_RETURN_IF_ERROR(check_rank4(label, "filter", filter_shape));
+  if (out_shape) GRADRT_RETURN_IF_ERROR(check_rank4(label, "out_backprop", *out_shape));
   read_input_dims(spec, input_shape, p);
   if (out_shape && (*out_shape)[0] != p->batch)
     return Status(Code::InvalidArgument, label + ": input and out_backprop must have the same batch size: " +
@@ -259,7 +250,7 @@ Status resolve_depthwise(const std::string& label, const ConvSpec& spec, const s
     return Status(Code::InvalidArgument, label + ": depth_multiplier * in_depth not equal to out_depth: " +
                                              std::to_string(p->depth_multiplier) + " * " + std::to_string(p->in_c) +
                                              " != " + std::to_string((*out_shape)[spec.c_dim()]));
-  if (!(s = resolve_spatial(label, spec, out_shape, p)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(resolve_spatial(label, spec, out_shape, p));
   if (forward_out) *forward_out = to_format(spec, p->batch, p->out_h, p->out_w, p->out_c);
   return Status::OK();
 }

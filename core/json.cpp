@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "gradrt/gradrt.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -61,8 +62,7 @@ class Parser {
     if (t_.size() > kMaxLength) return error("text longer than " + std::to_string(kMaxLength) + " bytes");
     skip_space();
     if (pos_ == t_.size()) return error("empty text, expected a value");
-    Status s = value(out, 0);
-    if (!s.ok()) return s;
+    GRADRT_RETURN_IF_ERROR(value(out, 0));
     skip_space();
     if (pos_ != t_.size()) return error("unexpected characters after the value");
     return Status::OK();
@@ -113,8 +113,7 @@ class Parser {
     for (;;) {
       skip_space();
       AttrValue element;
-      Status s = value(&element, depth);
-      if (!s.ok()) return s;
+      GRADRT_RETURN_IF_ERROR(value(&element, depth));
       out->list.push_back(std::move(element));
       skip_space();
       if (peek() == ',') {
@@ -184,8 +183,7 @@ class Parser {
         return Status::OK();
       }
       if (c < 0x20) return error("unescaped control character in a string");
-      Status s = c == '\\' ? escape(out) : c < 0x80 ? plain(out) : utf8(out);
-      if (!s.ok()) return s;
+      GRADRT_RETURN_IF_ERROR(c == '\\' ? escape(out) : c < 0x80 ? plain(out) : utf8(out));
     }
   }
 
@@ -211,16 +209,14 @@ class Parser {
       default: --pos_; return error("invalid escape '\\" + std::string(1, e) + "'");
     }
     uint32_t cp = 0;
-    Status s = hex4(&cp);
-    if (!s.ok()) return s;
+    GRADRT_RETURN_IF_ERROR(hex4(&cp));
     // A code point above U+FFFF is written as a UTF-16 surrogate pair: two \u escapes.
     if (cp >= 0xDC00 && cp <= 0xDFFF) return error("unpaired low surrogate");
     if (cp >= 0xD800 && cp <= 0xDBFF) {
       if (t_.substr(pos_, 2) != "\\u") return error("unpaired high surrogate");
       pos_ += 2;
       uint32_t low = 0;
-      s = hex4(&low);
-      if (!s.ok()) return s;
+      GRADRT_RETURN_IF_ERROR(hex4(&low));
       if (low < 0xDC00 || low > 0xDFFF) return error("high surrogate not followed by a low surrogate");
       cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
     }
@@ -330,8 +326,7 @@ void write_value(const AttrValue& v, std::string* out) {
 
 Status AttrValue::parse_json(std::string_view text, AttrValue* out) {
   AttrValue v;
-  Status s = Parser(text).document(&v);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(Parser(text).document(&v));
   *out = std::move(v);
   return Status::OK();
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "checked.h"
+#include "status_macros.h"
 
 namespace gradrt::npy {
 
@@ -162,8 +163,7 @@ class DictParser {
       if (eat(')')) return Status::OK();
       if (out->size() == kMaxDims) return bad("shape has more than " + std::to_string(kMaxDims) + " dimensions");
       int64_t dim = 0;
-      Status s = dimension(&dim);
-      if (!s.ok()) return s;
+      GRADRT_RETURN_IF_ERROR(dimension(&dim));
       out->push_back(dim);
       skip_space();
       if (eat(',')) continue;
@@ -210,22 +210,18 @@ Status dtype_from_descr(const std::string& descr, DType* out) {
 // Parses prefix and dict from the first n bytes of a file (they must hold the whole header).
 Status parse_header(const unsigned char* p, size_t n, Header* h) {
   uint64_t dict_start = 0, dict_len = 0;
-  Status s = parse_prefix(p, n, &dict_start, &dict_len);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(parse_prefix(p, n, &dict_start, &dict_len));
   if (dict_len > n - dict_start)
     return bad("truncated header: it claims " + std::to_string(dict_len) + " bytes, the file has " +
                std::to_string(n - dict_start) + " after the prefix");
   std::string descr;
   bool fortran_order = false;
   const std::string_view dict(reinterpret_cast<const char*>(p) + dict_start, dict_len);
-  s = DictParser(dict).parse(&descr, &fortran_order, &h->shape);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(DictParser(dict).parse(&descr, &fortran_order, &h->shape));
   if (fortran_order) return bad("fortran_order True is not supported; save the array in C order");
-  s = dtype_from_descr(descr, &h->dtype);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(dtype_from_descr(descr, &h->dtype));
   int64_t elements = 0, bytes = 0;
-  s = checked_num_elements(h->shape, "npy: shape", &elements);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(checked_num_elements(h->shape, "npy: shape", &elements));
   if (mul_overflows(elements, static_cast<int64_t>(dtype_size(h->dtype)), &bytes))
     return bad("shape " + shape_string(h->shape) + " is too large");
   h->data_offset = dict_start + dict_len;
@@ -263,8 +259,7 @@ const char* descr_for(DType t) {
 
 // The format 1.0 prefix + header for t, and the number of elements to write after it.
 Status make_header(const TensorView& t, std::string* header, int64_t* elements) {
-  Status s = checked_num_elements(t.shape, "npy: shape", elements);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(checked_num_elements(t.shape, "npy: shape", elements));
   const int64_t file_item = t.dtype == DType::bfloat16 ? 4 : static_cast<int64_t>(dtype_size(t.dtype));
   int64_t bytes = 0;
   if (mul_overflows(*elements, file_item, &bytes)) return bad("shape " + shape_string(t.shape) + " is too large");
@@ -316,13 +311,10 @@ Status read_bytes(const void* data, size_t size, Tensor* out) {
   if (data == nullptr && size > 0) return bad("null data");
   const auto* p = static_cast<const unsigned char*>(data);
   Header h;
-  Status s = parse_header(p, size, &h);
-  if (!s.ok()) return s;
-  s = check_data_size(h, size - h.data_offset);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(parse_header(p, size, &h));
+  GRADRT_RETURN_IF_ERROR(check_data_size(h, size - h.data_offset));
   Tensor t;
-  s = Tensor::allocate(h.dtype, h.shape, &t);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(Tensor::allocate(h.dtype, h.shape, &t));
   if (h.data_bytes > 0) std::memcpy(t.data(), p + h.data_offset, h.data_bytes);
   *out = std::move(t);
   return Status::OK();
@@ -341,22 +333,18 @@ Status read_file(const std::string& path, Tensor* out) {
   std::vector<unsigned char> head(static_cast<size_t>(std::min<uint64_t>(file_size, 12)));
   if (std::fread(head.data(), 1, head.size(), f.get()) != head.size()) return io_error("read", path, errno);
   uint64_t dict_start = 0, dict_len = 0;
-  Status s = parse_prefix(head.data(), head.size(), &dict_start, &dict_len);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(parse_prefix(head.data(), head.size(), &dict_start, &dict_len));
   const uint64_t header_end = std::min<uint64_t>(dict_start + dict_len, file_size);
   const size_t have = head.size();
   head.resize(static_cast<size_t>(std::max<uint64_t>(header_end, have)));
   if (head.size() > have && std::fread(head.data() + have, 1, head.size() - have, f.get()) != head.size() - have)
     return io_error("read", path, errno);
   Header h;
-  s = parse_header(head.data(), head.size(), &h);
-  if (!s.ok()) return s;
-  s = check_data_size(h, file_size - h.data_offset);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(parse_header(head.data(), head.size(), &h));
+  GRADRT_RETURN_IF_ERROR(check_data_size(h, file_size - h.data_offset));
 
   Tensor t;
-  s = Tensor::allocate(h.dtype, h.shape, &t);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(Tensor::allocate(h.dtype, h.shape, &t));
   if (std::fseek(f.get(), static_cast<long>(h.data_offset), SEEK_SET) != 0) return io_error("seek in", path, errno);
   if (h.data_bytes > 0 && std::fread(t.data(), 1, h.data_bytes, f.get()) != h.data_bytes)
     return bad("data truncated: '" + path + "' changed while it was read");
@@ -379,8 +367,7 @@ std::string encode(const TensorView& t) {
 Status write_file(const std::string& path, const TensorView& t) {
   std::string header;
   int64_t elements = 0;
-  Status s = make_header(t, &header, &elements);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(make_header(t, &header, &elements));
 
   static std::atomic<unsigned> counter{0};
   const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(counter++);

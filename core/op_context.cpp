@@ -4,25 +4,9 @@
 #include <string_view>
 
 #include "parallel.h"
+#include "status_macros.h"
 
 namespace gradrt {
-
-namespace {
-
-// One thread's time per unit of run_kernel's work estimate (conv: multiply-adds; batch norm
-// and pooling: elements), in ns, from bench/gradrt_bench at batch 1, 1 thread (Zen 5,
-// avx512; slower machines only make ops look smaller than they are). Rough: it only keeps
-// tiny ops off the pool (threads_for_work). -1: unknown, no cap.
-double ns_per_work(std::string_view stem) {
-  auto starts = [&](std::string_view prefix) { return stem.substr(0, prefix.size()) == prefix; };
-  if (starts("depthwise_conv2d")) return 0.02;       // 3.6M MACs in 45-70 us, 1.0M in 30-37 us
-  if (starts("conv2d")) return 0.01;                 // ~100 G MAC/s
-  if (starts("fused_batch_norm")) return 0.2;        // grad: 0.8M elements in 0.19 ms
-  if (starts("fractional_avg_pool")) return 0.5;
-  return -1;
-}
-
-}  // namespace
 
 OpContext::OpContext(std::string_view op, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
                      Outputs* outputs)
@@ -40,8 +24,7 @@ Status OpContext::input(const char* name, const TensorView** out) {
   auto it = inputs_.find(name);
   if (it == inputs_.end()) return error(std::string("missing input '") + name + "'");
   int64_t n = 0;
-  Status s = num_elements(it->second, name, &n);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(num_elements(it->second, name, &n));
   if (n > 0 && it->second.data == nullptr) return error(std::string("input '") + name + "' has no data");
   *out = &it->second;
   return Status::OK();
@@ -120,29 +103,22 @@ void OpContext::mark_written(const Tensor* t) {
   unwritten_.erase(std::remove(unwritten_.begin(), unwritten_.end(), t), unwritten_.end());
 }
 
-Status OpContext::choose_backend(const char* stem, int64_t work, Backend** out) {
+Status OpContext::choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out) {
   if (options_.threads < 0) return Status(Code::InvalidArgument, "threads must be >= 0, got " + std::to_string(options_.threads));
   // The kernel about to run gets no more threads than its work is worth (results do not
   // depend on the count). Recomputed from the request, so a second call does not compound.
   const int requested = options_.threads > 0 ? options_.threads : default_threads();
-  const double per = ns_per_work(stem);
+  const double per = kernel ? kernel_info(*kernel).ns_per_work : -1;
   exec_.threads = threads_for_work(requested, per < 0 ? -1.0 : per * static_cast<double>(work));
   if (options_.backend == "auto") {
-    for (Backend* b : all_backends()) {
-      if (b != cpu_backend() && b != reference_backend() && b->preferred_for(stem, work) && b->available().ok()) {
-        *out = b;
-        return Status::OK();
-      }
-    }
-    *out = cpu_backend();
+    *out = kernel ? auto_backend_for(*kernel, work) : cpu_backend();
     return Status::OK();
   }
   Backend* b = find_backend(options_.backend);
   if (!b && options_.backend == "vulkan")
     return Status(Code::Unavailable, "vulkan: this gradrt was built without the Vulkan backend");
   if (!b) return Status(Code::NotFound, "unknown backend '" + options_.backend + "' (reference, cpu, vulkan, auto)");
-  Status s = b->available();
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(b->available());
   *out = b;
   return Status::OK();
 }
@@ -154,8 +130,7 @@ Status OpContext::finish() {
   if (!ran_on_.empty()) return attrs_.check_unknown();
   // No kernel ran (empty result): still report which backend the call resolved to.
   Backend* b = nullptr;
-  Status s = choose_backend("", 0, &b);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(choose_backend(std::nullopt, 0, &b));
   ran_on_ = b->name();
   return attrs_.check_unknown();
 }

@@ -88,14 +88,12 @@ std::vector<BackendInfo> backends() {
   return list;
 }
 
+// The op's kernels share their cost and offload (kernels.h): asking about the first one is enough.
 std::string auto_backend(std::string_view op) {
-  std::string stem;
   for (const OpEntry& e : table())
-    if (e.info.name == op) stem = e.stem;
-  for (Backend* b : all_backends())
-    if (b != cpu_backend() && b != reference_backend() && b->preferred_for(stem.c_str(), INT64_MAX) &&
-        b->available().ok())
-      return b->name();
+    if (e.info.name == op)
+      for (int k = 0; k < kNumKernels; ++k)
+        if (std::string_view(kKernelInfo[k].op) == e.stem) return auto_backend_for(Kernel(k), INT64_MAX)->name();
   return cpu_backend()->name();
 }
 

@@ -7,6 +7,7 @@
 
 #include "checked.h"
 #include "gradrt/gradrt.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -155,8 +156,7 @@ void Tensor::Free::operator()(void* p) const {
 
 Status Tensor::allocate(DType dtype, std::vector<int64_t> shape, Tensor* out, const void* away_from) {
   int64_t n = 0;
-  Status s = checked_num_elements(shape, "tensor", &n);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(checked_num_elements(shape, "tensor", &n));
   if (n > max_tensor_elements())
     return Status(Code::ResourceExhausted, "tensor of shape " + shape_string(shape) + " has " +
                                                std::to_string(n) + " elements, more than the limit of " +

@@ -11,8 +11,9 @@ __attribute__((weak)) std::vector<std::string> validation_messages();
 }
 
 // Runs the selected test cases, then fails the run if the Khronos validation layer said
-// anything at all (GRADRT_VULKAN_VALIDATION=1): the vulkan:* cases check their own kernels,
-// this catches the vulkan backend used through run_op by the sweep, golden and hostile cases.
+// anything at all (GRADRT_VULKAN_VALIDATION=1): the backends:* and vulkan:* cases check their
+// own validated instance, this catches the vulkan backend used through run_op by the sweep,
+// golden and hostile cases.
 int main(int argc, char** argv) {
   doctest::Context context(argc, argv);
   const int rc = context.run();

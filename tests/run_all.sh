@@ -7,10 +7,11 @@
 #   tf       TensorFlow 2.21 in a venv (build-tf/venv), `pip install ./tf` (the gradrt_tf kernel
 #            library), pytest tf/tests: conformance against TF's own kernels, the CLI, the hostile
 #            cases, TF's depthwise test class (uses build/gradrt and build/tests/gradrt_tests)
-#   isa      the cpu groups again with each forced ISA (GRADRT_CPU_ISA)
+#   isa      the cpu groups and the backend harness's cpu variants again with each forced ISA
+#            (GRADRT_CPU_ISA; GRADRT_TEST_VARIANTS=cpu leaves vulkan out)
 #   asan     ASan + UBSan + LSan build in build-asan, every ctest group
 #   tsan     ThreadSanitizer build in build-tsan (-DGRADRT_SANITIZE=thread, Vulkan and CLI off),
-#            the threads:* and cpu:* cases with halt_on_error=1 (a few minutes on 2 cores)
+#            the threads:*, cpu:* and backends:* cases with halt_on_error=1 (a few minutes on 2 cores)
 #   fuzz     the libFuzzer targets, FUZZ_SECONDS (60) each
 #   aarch64  cross build in build-aarch64, the suite under qemu
 #   web      wasm builds and the npm package tests (Node, Chromium)
@@ -60,7 +61,8 @@ for s in "${stages[@]}"; do
       stage "cpu backend with every forced ISA"
       for isa in avx2 sse4_2 scalar; do
         echo "-- GRADRT_CPU_ISA=$isa"
-        GRADRT_CPU_ISA=$isa build/tests/gradrt_tests --test-case='cpu:*,sweep:*,golden:*,gradcheck:*' --no-version | tail -3
+        GRADRT_CPU_ISA=$isa GRADRT_TEST_VARIANTS=cpu build/tests/gradrt_tests \
+          --test-case='cpu:*,backends:*,sweep:*,golden:*,gradcheck:*' --no-version | tail -3
       done
       ;;
     asan)
@@ -73,7 +75,7 @@ for s in "${stages[@]}"; do
       stage "ThreadSanitizer: the thread pool and the cpu kernels"
       build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRADRT_SANITIZE=thread -DGRADRT_VULKAN=OFF -DGRADRT_CLI=OFF
       TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-        build-tsan/tests/gradrt_tests --test-case='threads:*,cpu:*' --no-version
+        build-tsan/tests/gradrt_tests --test-case='threads:*,cpu:*,backends:*' --no-version
       ;;
     fuzz)
       stage "libFuzzer targets (${FUZZ_SECONDS:-60} s each)"

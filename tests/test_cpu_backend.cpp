@@ -1,13 +1,13 @@
-// The cpu backend (simd/) against the reference backend, kernel by kernel through the
-// Backend interface, on random parameters that reach every vector tail, padding, stride,
-// dilation and group branch; for every ISA this machine runs (set_cpu_isa), float and
-// double; and bit-identical results for 1, 2 and 3 threads.
+// What only the cpu backend (simd/) has: ISA selection, and its kernels' fast paths (kx-reuse
+// depthwise rows, interior conv tiles, 3x3 chunks, stride-2 rows, prefetch sizes, alignment,
+// wide channel blocks) against the reference on the geometries that reach them, for every ISA
+// this machine runs and bit-identical for 1, 2 and 3 threads; the minimum work per thread.
+// Every kernel on random geometries, on every backend variant: test_backends.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,29 +15,21 @@
 #include "backend.h"
 #include "cases.h"
 #include "simd/cpu_isa.h"
+#include "harness.h"
 
 namespace {
 
 using gradrt::BatchNormParams;
 using gradrt::ConvParams;
 using gradrt::Exec;
-using gradrt::FracPoolParams;
 using test::ConvKernel;
-using test::describe;
-using test::random_seq;
 using test::random_vec;
 using test::same_bits;
 namespace simd = gradrt::simd;
 
 int64_t rnd(std::mt19937& rng, int64_t lo, int64_t hi) { return test::uniform(rng, lo, hi); }  // inclusive
 
-// A random small geometry (test::random_conv_params); depthwise: groups = 1, M >= 1.
-ConvParams random_conv(std::mt19937& rng, bool depthwise) { return test::random_conv_params(rng, depthwise); }
-
-struct IsaGuard {  // restores the ISA in use when a test case ends
-  simd::Isa saved = simd::cpu_isa();
-  ~IsaGuard() { simd::set_cpu_isa(saved); }
-};
+using test::IsaGuard;
 
 // cpu vs reference within 8 eps per summed term (the cpu accumulates in T, the reference in double).
 template <class T>
@@ -45,78 +37,17 @@ void check_close(const std::vector<T>& got, const std::vector<T>& want, double k
   test::check_near(got, want, k, scale, 8, what);
 }
 
-// Kernel k on backend b; a failed status fails the test case.
+// Kernel k on p with random data: the cpu backend at every ISA against the reference, and
+// the same bits with 2 and 3 threads (the harness's cpu variants).
 template <class T>
-std::vector<T> run_conv(gradrt::Backend* b, ConvKernel k, const ConvParams& p, int threads, const std::vector<T>& x,
-                        const std::vector<T>& w, const std::vector<T>& dy) {
-  std::vector<T> out;
-  const gradrt::Status s = test::run_conv(b, k, p, threads, x, w, dy, &out);
-  REQUIRE_MESSAGE(s.ok(), s.to_string());
-  return out;
-}
-
-// Kernel k on p with random data: the cpu backend against the reference for every ISA this
-// machine runs, and the same bits again with each of `threads`.
-template <class T>
-void check_cpu_conv(ConvKernel k, const ConvParams& p, std::mt19937& rng, std::initializer_list<int> threads) {
-  const auto x = random_vec<T>(rng, p.x_elements());
-  const auto w = random_vec<T>(rng, test::is_depthwise(k) ? p.dw_w_elements() : p.w_elements());
-  const auto dy = random_vec<T>(rng, p.y_elements());
-  const double red = test::reduction_length(k, p);
-  const std::string what = describe(p);
-  CAPTURE(what);
-  const auto want = run_conv<T>(gradrt::reference_backend(), k, p, 1, x, w, dy);
-  for (simd::Isa isa : simd::supported_isas()) {
-    REQUIRE(simd::set_cpu_isa(isa));
-    CAPTURE(simd::isa_name(isa));
-    const auto got1 = run_conv<T>(gradrt::cpu_backend(), k, p, 1, x, w, dy);
-    check_close(got1, want, red, std::sqrt(red), what);
-    for (int n : threads) {
-      const auto got = run_conv<T>(gradrt::cpu_backend(), k, p, n, x, w, dy);
-      CHECK_MESSAGE(same_bits(got, got1), "threads " << n << " changed the bits");
-    }
-  }
-}
-
-// `cases` random small geometries (test::random_conv_params) for kernel k.
-template <class T>
-void conv_sweep(ConvKernel k, int cases, uint32_t seed) {
-  IsaGuard guard;
-  std::mt19937 rng(seed);
-  for (int c = 0; c < cases; ++c) {
-    const ConvParams p = random_conv(rng, test::is_depthwise(k));
-    check_cpu_conv<T>(k, p, rng, {2, 3});
-  }
+void check_cpu_conv(ConvKernel k, const ConvParams& p, std::mt19937& rng) {
+  auto cpu = test::variants("cpu");
+  test::conv_case<T>(cpu, k, p, rng);
 }
 
 }  // namespace
 
-TEST_CASE("cpu: Conv2D forward vs reference") {
-  conv_sweep<float>(ConvKernel::fwd, 60, 1);
-  conv_sweep<double>(ConvKernel::fwd, 20, 2);
-}
-TEST_CASE("cpu: Conv2DBackpropInput vs reference") {
-  conv_sweep<float>(ConvKernel::bwd_input, 60, 3);
-  conv_sweep<double>(ConvKernel::bwd_input, 20, 4);
-}
-TEST_CASE("cpu: Conv2DBackpropFilter vs reference") {
-  conv_sweep<float>(ConvKernel::bwd_filter, 60, 5);
-  conv_sweep<double>(ConvKernel::bwd_filter, 20, 6);
-}
-TEST_CASE("cpu: DepthwiseConv2dNative forward vs reference") {
-  conv_sweep<float>(ConvKernel::dw_fwd, 60, 7);
-  conv_sweep<double>(ConvKernel::dw_fwd, 20, 8);
-}
-TEST_CASE("cpu: DepthwiseConv2dNativeBackpropInput vs reference") {
-  conv_sweep<float>(ConvKernel::dw_bwd_input, 60, 9);
-  conv_sweep<double>(ConvKernel::dw_bwd_input, 20, 10);
-}
-TEST_CASE("cpu: DepthwiseConv2dNativeBackpropFilter vs reference") {
-  conv_sweep<float>(ConvKernel::dw_bwd_filter, 60, 11);
-  conv_sweep<double>(ConvKernel::dw_bwd_filter, 20, 12);
-}
-
-TEST_CASE("cpu: conv kernels on larger shapes (full register tiles, several K chunks)") {
+TEST_CASE("cpu: conv kernels on layer shapes (full register tiles, several K chunks)") {
   IsaGuard guard;
   std::mt19937 rng(99);
   // 3x3 SAME stride 1 and 2, 1x1, a group conv; channels on and off the tile sizes. The last:
@@ -126,140 +57,7 @@ TEST_CASE("cpu: conv kernels on larger shapes (full register tiles, several K ch
       test::same_conv_params(1, 9, 9, 96, 130, 1, 1), test::same_conv_params(1, 10, 11, 48, 36, 3, 1, 3),
       test::same_conv_params(2, 20, 21, 28, 40, 3, 1)};
   for (const ConvParams& p : shapes)
-    for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter}) check_cpu_conv<float>(k, p, rng, {2});
-}
-
-TEST_CASE("cpu: conv kernels with empty operands") {
-  // Only the filter gradients have outputs: zeros (an empty sum), the same as the reference.
-  for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter, ConvKernel::dw_fwd,
-                       ConvKernel::dw_bwd_input, ConvKernel::dw_bwd_filter})
-    for (const ConvParams& p : test::empty_conv_params(test::is_depthwise(k))) {
-      CAPTURE(test::describe(p));
-      const std::vector<float> none, w(p.w_elements() + p.dw_w_elements(), 1.f);
-      const auto want = run_conv<float>(gradrt::reference_backend(), k, p, 1, none, w, none);
-      CHECK(run_conv<float>(gradrt::cpu_backend(), k, p, 2, none, w, none) == want);
-      for (float v : want) CHECK(v == 0.f);
-    }
-}
-
-namespace {
-
-template <class T>
-void batch_norm_sweep(int cases, uint32_t seed) {
-  IsaGuard guard;
-  std::mt19937 rng(seed);
-  for (int c = 0; c < cases; ++c) {
-    BatchNormParams p;
-    p.rows = c == 0 ? 0 : rnd(rng, 1, c < cases / 2 ? 40 : 3000);
-    p.channels = rnd(rng, 1, 70);
-    p.epsilon = 0.001f;
-    p.is_training = rnd(rng, 0, 3) != 0;
-    const int64_t n = p.rows * p.channels, C = p.channels;
-    auto x = random_vec<T>(rng, n, -2, 3);
-    auto dy = random_vec<T>(rng, n);
-    auto scale = random_vec<T>(rng, C, 0.5, 2);
-    auto offset = random_vec<T>(rng, C);
-    auto mean = random_vec<T>(rng, C, 0, 1);
-    auto var = random_vec<T>(rng, C, 0.5, 2);
-    auto* ref = gradrt::reference_backend();
-    std::vector<T> rm(C), rv(C), ry(n), rdx(n), rds(C), rdo(C);
-    REQUIRE(ref->batch_norm_stats(Exec{1}, p, x.data(), rm.data(), rv.data()).ok());
-    REQUIRE(ref->batch_norm_apply(Exec{1}, p, x.data(), scale.data(), offset.data(), mean.data(), var.data(), ry.data()).ok());
-    REQUIRE(ref->fused_batch_norm_grad(Exec{1}, p, dy.data(), x.data(), scale.data(), mean.data(), var.data(),
-                                       rdx.data(), rds.data(), rdo.data()).ok());
-    const double R = double(std::max<int64_t>(p.rows, 1));
-    for (simd::Isa isa : simd::supported_isas()) {
-      REQUIRE(simd::set_cpu_isa(isa));
-      CAPTURE(simd::isa_name(isa));
-      CAPTURE(p.rows);
-      CAPTURE(p.channels);
-      CAPTURE(p.is_training);
-      std::vector<T> first[6];
-      for (int threads : {1, 2, 3}) {
-        std::vector<T> m(C), v(C), y(n), dx(n), ds(C), d0(C);
-        auto* cpu = gradrt::cpu_backend();
-        REQUIRE(cpu->batch_norm_stats(Exec{threads}, p, x.data(), m.data(), v.data()).ok());
-        REQUIRE(cpu->batch_norm_apply(Exec{threads}, p, x.data(), scale.data(), offset.data(), mean.data(), var.data(), y.data()).ok());
-        REQUIRE(cpu->fused_batch_norm_grad(Exec{threads}, p, dy.data(), x.data(), scale.data(), mean.data(), var.data(),
-                                           dx.data(), ds.data(), d0.data()).ok());
-        if (threads == 1) {
-          if (p.rows > 0) {
-            check_close(m, rm, R, 3, "batch_norm_stats mean");
-            check_close(v, rv, R, 9, "batch_norm_stats variance");
-          }
-          check_close(y, ry, 4, 8, "batch_norm_apply");
-          check_close(ds, rds, R, 4, "fused_batch_norm_grad scale_backprop");
-          check_close(d0, rdo, R, 1, "fused_batch_norm_grad offset_backprop");
-          check_close(dx, rdx, R, 8, "fused_batch_norm_grad x_backprop");
-          first[0] = m; first[1] = v; first[2] = y; first[3] = dx; first[4] = ds; first[5] = d0;
-        } else {
-          CHECK(same_bits(m, first[0]));
-          CHECK(same_bits(v, first[1]));
-          CHECK(same_bits(y, first[2]));
-          CHECK(same_bits(dx, first[3]));
-          CHECK(same_bits(ds, first[4]));
-          CHECK(same_bits(d0, first[5]));
-        }
-      }
-    }
-  }
-}
-
-template <class T>
-void frac_pool_sweep(int cases, uint32_t seed) {
-  IsaGuard guard;
-  std::mt19937 rng(seed);
-  for (int c = 0; c < cases; ++c) {
-    FracPoolParams p;
-    p.batch = rnd(rng, 1, 2);
-    p.in_h = rnd(rng, 1, 12);
-    p.in_w = rnd(rng, 1, 12);
-    p.channels = rnd(rng, 1, 37);
-    p.out_h = rnd(rng, 1, p.in_h);
-    p.out_w = rnd(rng, 1, p.in_w);
-    p.overlapping = rnd(rng, 0, 1) == 1;
-    const bool dups = rnd(rng, 0, 4) == 0 && !p.overlapping;
-    auto rs = random_seq(rng, p.in_h, p.out_h, dups), cs = random_seq(rng, p.in_w, p.out_w, dups);
-    p.row_seq = rs.data();
-    p.col_seq = cs.data();
-    const int64_t nx = p.batch * p.in_h * p.in_w * p.channels, ny = p.batch * p.out_h * p.out_w * p.channels;
-    auto x = random_vec<T>(rng, nx);
-    auto dy = random_vec<T>(rng, ny);
-    std::vector<T> ry(ny), rdx(nx);
-    REQUIRE(gradrt::reference_backend()->fractional_avg_pool(Exec{1}, p, x.data(), ry.data()).ok());
-    REQUIRE(gradrt::reference_backend()->fractional_avg_pool_grad(Exec{1}, p, dy.data(), rdx.data()).ok());
-    for (simd::Isa isa : simd::supported_isas()) {
-      REQUIRE(simd::set_cpu_isa(isa));
-      CAPTURE(simd::isa_name(isa));
-      std::vector<T> y1, dx1;
-      for (int threads : {1, 2, 3}) {
-        std::vector<T> y(ny), dx(nx, T(-5));
-        REQUIRE(gradrt::cpu_backend()->fractional_avg_pool(Exec{threads}, p, x.data(), y.data()).ok());
-        REQUIRE(gradrt::cpu_backend()->fractional_avg_pool_grad(Exec{threads}, p, dy.data(), dx.data()).ok());
-        if (threads == 1) {
-          check_close(y, ry, double(p.in_h * p.in_w), 1, "fractional_avg_pool");
-          check_close(dx, rdx, 4, 1, "fractional_avg_pool_grad");
-          y1 = y;
-          dx1 = dx;
-        } else {
-          CHECK(same_bits(y, y1));
-          CHECK(same_bits(dx, dx1));
-        }
-      }
-    }
-  }
-}
-
-}  // namespace
-
-TEST_CASE("cpu: FusedBatchNorm and FusedBatchNormGrad vs reference") {
-  batch_norm_sweep<float>(40, 21);
-  batch_norm_sweep<double>(15, 22);
-}
-
-TEST_CASE("cpu: FractionalAvgPool and FractionalAvgPoolGrad vs reference") {
-  frac_pool_sweep<float>(60, 31);
-  frac_pool_sweep<double>(20, 32);
+    for (ConvKernel k : {ConvKernel::fwd, ConvKernel::bwd_input, ConvKernel::bwd_filter}) check_cpu_conv<float>(k, p, rng);
 }
 
 TEST_CASE("cpu: ISA selection") {
@@ -312,7 +110,7 @@ TEST_CASE("cpu: depthwise kx-reuse rows vs reference") {
       p.out_h = (p.in_h + p.pad_top + pb - e) / p.stride_h + 1;
       p.out_w = (p.in_w + p.pad_left + pb - e) / p.stride_w + 1;
       for (ConvKernel k : {ConvKernel::dw_fwd, ConvKernel::dw_bwd_input, ConvKernel::dw_bwd_filter})
-        check_cpu_conv<float>(k, p, rng, {2});
+        check_cpu_conv<float>(k, p, rng);
     }
 }
 
@@ -334,7 +132,7 @@ TEST_CASE("cpu: conv gradients on wide images (interior tiles, chunked filter su
   std::mt19937 rng(77);
   for (const Geo& g : geos) {
     const ConvParams p = test::same_conv_params(g.n, g.h, g.w, g.c * g.groups, g.oc * g.groups, g.k, g.s, g.groups);
-    for (ConvKernel k : {ConvKernel::bwd_input, ConvKernel::bwd_filter}) check_cpu_conv<float>(k, p, rng, {2, 3});
+    for (ConvKernel k : {ConvKernel::bwd_input, ConvKernel::bwd_filter}) check_cpu_conv<float>(k, p, rng);
   }
 }
 
@@ -502,7 +300,7 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks vs reference") {
     p.pad_left = g.pl;
     p.out_h = (p.in_h + g.pt + g.pb - 3) / g.s + 1;
     p.out_w = (p.in_w + g.pl + g.pr - 3) / g.s + 1;
-    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng, {2, 3});
+    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng);
   }
 }
 
@@ -532,8 +330,8 @@ TEST_CASE("cpu: depthwise input gradient stride-2 rows vs reference") {
     p.pad_left = 0;
     p.out_h = (p.in_h + 2 * g.pt - g.fh) / g.sh + 1;
     p.out_w = p.in_w / 2;  // in_w == 2*out_w: pad_right 1
-    check_cpu_conv<float>(ConvKernel::dw_bwd_input, p, rng, {2, 3});
-    check_cpu_conv<double>(ConvKernel::dw_bwd_input, p, rng, {2});
+    check_cpu_conv<float>(ConvKernel::dw_bwd_input, p, rng);
+    check_cpu_conv<double>(ConvKernel::dw_bwd_input, p, rng);
   }
 }
 
@@ -556,7 +354,7 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks past the prefetch size vs r
     p.out_h = s == 1 ? 66 : 33;
     p.out_w = s == 1 ? 64 : 32;
     REQUIRE((p.x_elements() + p.y_elements()) * 4 > (int64_t(8) << 20));
-    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng, {2});
+    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng);
   }
 }
 

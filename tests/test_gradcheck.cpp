@@ -2,6 +2,11 @@
 // <conv(x, w), dy> = <x, dx> = <w, dw> for the linear ops, and central finite
 // differences through the forward ops for batch norm and fractional pooling.
 #include "cases.h"
+#include "coverage.h"
+
+// The ops this file checks, for the coverage test (checked by its last test case).
+GRADRT_TEST_COVERS("gradcheck", GRADRT_TEST_CONV_FAMILY, "FusedBatchNorm", "FusedBatchNormGrad", "FractionalAvgPool",
+                   "FractionalAvgPoolGrad");
 
 using namespace gradrt;
 using test::Host;
@@ -15,6 +20,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 }  // namespace
+
 
 TEST_CASE("gradcheck: adjoint identity for Conv2D and DepthwiseConv2dNative gradients") {
   std::mt19937 rng(99);
@@ -35,6 +41,7 @@ TEST_CASE("gradcheck: adjoint identity for Conv2D and DepthwiseConv2dNative grad
       REQUIRE(y.status.ok());
       REQUIRE(dx.status.ok());
       REQUIRE(dw.status.ok());
+      for (const char* op : {cfg.forward_op(), cfg.input_grad_op(), cfg.filter_grad_op()}) test::ran("gradcheck", op);
       const double a = dot(y.vals(), dy.values()), b = dot(x.values(), dx.vals()), c = dot(w.values(), dw.vals());
       const double scale = 1e-10 * (1 + std::fabs(a));
       CHECK(std::fabs(a - b) <= scale);
@@ -89,6 +96,8 @@ TEST_CASE("gradcheck: FusedBatchNormGrad against finite differences of FusedBatc
         test::Result g = test::run("FusedBatchNormGrad", {{"y_backprop", dy}, {"x", x}, {"scale", scale},
                                                           {"reserve_space_1", rs1}, {"reserve_space_2", rs2}}, attrs, backend);
         REQUIRE_MESSAGE(g.status.ok(), g.status.to_string());
+        test::ran("gradcheck", "FusedBatchNorm");
+        test::ran("gradcheck", "FusedBatchNormGrad");
         test::check_close(g.vals(0), ndx, 1e-5, 1e-7, "x_backprop");
         test::check_close(g.vals(1), nds, 1e-5, 1e-7, "scale_backprop");
         test::check_close(g.vals(2), ndo, 1e-5, 1e-7, "offset_backprop");
@@ -117,8 +126,12 @@ TEST_CASE("gradcheck: FractionalAvgPoolGrad is the adjoint of FractionalAvgPool 
                                    {"col_pooling_sequence", test::ints(std::vector<int64_t>(cols.begin(), cols.end()), DType::int64)}},
                                   {{"overlapping", AttrValue(overlapping)}}, backend);
       REQUIRE_MESSAGE(dx.status.ok(), dx.status.to_string());
+      test::ran("gradcheck", "FractionalAvgPool");
+      test::ran("gradcheck", "FractionalAvgPoolGrad");
       const double lhs = dot(y.vals(0), dy.values()), rhs = dot(value.values(), dx.vals());
       CHECK(std::fabs(lhs - rhs) <= 1e-10 * (1 + std::fabs(lhs)));
     }
   }
 }
+
+TEST_CASE("gradcheck: every op declared for the coverage test ran") { test::check_declared_ran("gradcheck"); }

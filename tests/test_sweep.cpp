@@ -1,6 +1,11 @@
 // Every backend against the reference on random configurations (cases.h), every dtype;
 // NCHW against NHWC on the reference itself (an independent check of the layout code).
 #include "cases.h"
+#include "coverage.h"
+
+// The ops this file checks, for the coverage test (checked by its last test case).
+GRADRT_TEST_COVERS("sweep", GRADRT_TEST_CONV_FAMILY, "FusedBatchNormV3", "FusedBatchNormGradV3", "FractionalAvgPool",
+                   "FractionalAvgPoolGrad");
 
 using namespace gradrt;
 using test::ConvConfig;
@@ -28,6 +33,7 @@ double allowed(DType dtype) {
 
 // Runs op on every backend and compares each output with the reference backend's.
 void agree(const std::string& op, const test::Named& in, const Attrs& attrs, DType dtype, const std::string& what) {
+  test::ran("sweep", op);
   test::Result want = test::run(op, in, attrs, "reference");
   REQUIRE_MESSAGE(want.status.ok(), what << ": " << want.status.to_string());
   for (const std::string& backend : test::backends()) {
@@ -51,6 +57,7 @@ void agree(const std::string& op, const test::Named& in, const Attrs& attrs, DTy
 const DType kDtypes[] = {DType::float32, DType::float64, DType::float16, DType::bfloat16};
 
 }  // namespace
+
 
 TEST_CASE("sweep: conv and depthwise ops, every backend against the reference") {
   std::mt19937 rng(20261122);
@@ -167,3 +174,5 @@ TEST_CASE("sweep: FractionalAvgPool and its gradient, every backend against the 
           {{"overlapping", a["overlapping"]}}, dtype, "pool grad");
   }
 }
+
+TEST_CASE("sweep: every op declared for the coverage test ran") { test::check_declared_ran("sweep"); }

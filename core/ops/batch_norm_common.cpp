@@ -1,12 +1,12 @@
 #include "batch_norm_common.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
 Status batch_norm_layout(OpContext& ctx, bool allow_3d, const TensorView& x, const char* x_name,
                          BatchNormLayout* layout) {
   std::string format;
-  Status s = ctx.attrs().str("data_format", &format, std::string("NHWC"));
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().str("data_format", &format, std::string("NHWC")));
   bool ok4 = format == "NHWC" || format == "NCHW";
   bool ok5 = allow_3d && (format == "NDHWC" || format == "NCDHW");
   if (!ok4 && !ok5)

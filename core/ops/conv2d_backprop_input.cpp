@@ -1,5 +1,6 @@
 // Conv2DBackpropInput / Conv2DBackpropInputV2 (ops.md §2; policy 1-4): dx = conv2d^T(w, dy).
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -10,8 +11,7 @@ namespace {
 Status input_shape_from_sizes(OpContext& ctx, const ConvSpec& spec, const TensorView& sizes,
                               const TensorView& filter, const TensorView& dy, std::vector<int64_t>* shape) {
   std::vector<int64_t> v;
-  Status s = read_sizes(ctx, sizes, "input_sizes", &v);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(read_sizes(ctx, sizes, "input_sizes", &v));
   if (v.size() == 4) {
     *shape = v;
   } else if (v.size() == 2) {
@@ -28,34 +28,33 @@ Status input_shape_from_sizes(OpContext& ctx, const ConvSpec& spec, const Tensor
 Status run_conv2d_backprop_input(OpContext& ctx) {
   const bool v2 = ctx.op() == "Conv2DBackpropInputV2";
   ConvSpec spec;
-  Status s = decode_conv_spec(ctx.attrs(), ConvOpKind::kBackpropInput, true, &spec);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(decode_conv_spec(ctx.attrs(), ConvOpKind::kBackpropInput, true, &spec));
   const TensorView *sizes, *filter, *dy;
-  if (!(s = ctx.input(v2 ? "input" : "input_sizes", &sizes)).ok()) return s;
-  if (!(s = ctx.input("filter", &filter)).ok()) return s;
-  if (!(s = ctx.input("out_backprop", &dy)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.input(v2 ? "input" : "input_sizes", &sizes));
+  GRADRT_RETURN_IF_ERROR(ctx.input("filter", &filter));
+  GRADRT_RETURN_IF_ERROR(ctx.input("out_backprop", &dy));
   if (filter->dtype == DType::int32) return ctx.unimplemented("int32 is not supported; use a floating dtype");
-  if (!(s = ctx.resolve_dtype(*filter, "filter",
-                              {DType::float16, DType::bfloat16, DType::float32, DType::float64})).ok())
-    return s;
-  if (!(s = ctx.expect_dtype(*dy, "out_backprop", filter->dtype)).ok()) return s;
-  if (v2 && !(s = ctx.expect_dtype(*sizes, "input", filter->dtype)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.resolve_dtype(*filter, "filter",
+      {DType::float16, DType::bfloat16, DType::float32, DType::float64}));
+  GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*dy, "out_backprop", filter->dtype));
+  if (v2) GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*sizes, "input", filter->dtype));
   // Ranks first: the 2-value input_sizes form reads filter dim 2 and out_backprop dim 0.
   if (dy->shape.size() != 4) return ctx.error("out_backprop must be 4-dimensional, got shape " + shape_string(dy->shape));
   if (filter->shape.size() != 4) return ctx.error("filter must be 4-dimensional, got shape " + shape_string(filter->shape));
   std::vector<int64_t> input_shape;
   if (v2) input_shape = sizes->shape;
-  else if (!(s = input_shape_from_sizes(ctx, spec, *sizes, *filter, *dy, &input_shape)).ok()) return s;
+  else GRADRT_RETURN_IF_ERROR(input_shape_from_sizes(ctx, spec, *sizes, *filter, *dy, &input_shape));
 
   ConvParams p;
-  if (!(s = resolve_conv(ctx.op(), spec, input_shape, filter->shape, &dy->shape, &p, nullptr)).ok()) return s;
-  if (!(s = ctx.attrs().check_unknown()).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(resolve_conv(ctx.op(), spec, input_shape, filter->shape, &dy->shape, &p, nullptr));
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
   Tensor* dx;
-  if (!(s = ctx.add_output("output", ctx.dtype(), input_shape, &dx)).ok()) return s;
-  return run_conv_kernel(ctx, "conv2d_backprop_input", spec, p, false, *filter, ConvRole::kW, *dy, ConvRole::kDy, dx,
-                         ConvRole::kX, [&](Backend* be, auto* w, auto* g, auto* out) {
-                           return be->conv2d_backprop_input(ctx.exec(), p, w, g, out);
-                         });
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), input_shape, &dx));
+  const ConvOperands operands{.spec = spec, .p = p, .a = {*filter, ConvRole::kW}, .b = {*dy, ConvRole::kDy},
+                              .out = {dx, ConvRole::kX}};
+  return run_conv_kernel(ctx, Kernel::conv2d_backprop_input, operands, [&](Backend* be, auto* w, auto* g, auto* out) {
+    return be->conv2d_backprop_input(ctx.exec(), p, w, g, out);
+  });
 }
 
 }  // namespace gradrt

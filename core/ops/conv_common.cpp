@@ -1,10 +1,10 @@
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
 Status read_sizes(OpContext& ctx, const TensorView& t, const char* name, std::vector<int64_t>* out) {
-  Status s = ctx.int_vector(t, name, out);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.int_vector(t, name, out));
   for (size_t i = 0; i < out->size(); ++i)
     if ((*out)[i] < 0)
       return ctx.error("Dimension " + std::to_string(i) + " of " + name + " must be >= 0, got " +
@@ -15,24 +15,23 @@ Status read_sizes(OpContext& ctx, const TensorView& t, const char* name, std::ve
 
 Status run_conv_forward(OpContext& ctx, bool depthwise) {
   ConvSpec spec;
-  Status s = decode_conv_spec(ctx.attrs(), depthwise ? ConvOpKind::kDepthwise : ConvOpKind::kConv2D, !depthwise, &spec);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(decode_conv_spec(ctx.attrs(), depthwise ? ConvOpKind::kDepthwise : ConvOpKind::kConv2D, !depthwise, &spec));
   const TensorView *x, *w;
-  if (!(s = ctx.input("input", &x)).ok()) return s;
-  if (!(s = ctx.input("filter", &w)).ok()) return s;
-  if (!(s = ctx.resolve_dtype(*x, "input", {DType::float16, DType::bfloat16, DType::float32, DType::float64})).ok())
-    return s;
-  if (!(s = ctx.expect_dtype(*w, "filter", x->dtype)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.input("input", &x));
+  GRADRT_RETURN_IF_ERROR(ctx.input("filter", &w));
+  GRADRT_RETURN_IF_ERROR(ctx.resolve_dtype(*x, "input", {DType::float16, DType::bfloat16, DType::float32, DType::float64}));
+  GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*w, "filter", x->dtype));
   ConvParams p;
   std::vector<int64_t> y_shape;
-  s = depthwise ? resolve_depthwise(ctx.op(), spec, x->shape, w->shape, nullptr, &p, &y_shape)
-                : resolve_conv(ctx.op(), spec, x->shape, w->shape, nullptr, &p, &y_shape);
-  if (!s.ok()) return s;
-  if (!(s = ctx.attrs().check_unknown()).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(depthwise ? resolve_depthwise(ctx.op(), spec, x->shape, w->shape, nullptr, &p, &y_shape)
+      : resolve_conv(ctx.op(), spec, x->shape, w->shape, nullptr, &p, &y_shape));
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
   Tensor* y;
-  if (!(s = ctx.add_output("output", ctx.dtype(), y_shape, &y)).ok()) return s;
-  return run_conv_kernel(ctx, depthwise ? "depthwise_conv2d_native" : "conv2d", spec, p, depthwise, *x, ConvRole::kX, *w,
-                         ConvRole::kW, y, ConvRole::kDy, [&](Backend* be, auto* in, auto* f, auto* out) {
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), y_shape, &y));
+  const ConvOperands operands{.spec = spec, .p = p, .depthwise = depthwise, .a = {*x, ConvRole::kX},
+                              .b = {*w, ConvRole::kW}, .out = {y, ConvRole::kDy}};
+  return run_conv_kernel(ctx, depthwise ? Kernel::depthwise_conv2d_native : Kernel::conv2d, operands,
+                         [&](Backend* be, auto* in, auto* f, auto* out) {
                            return depthwise ? be->depthwise_conv2d_native(ctx.exec(), p, in, f, out)
                                             : be->conv2d(ctx.exec(), p, in, f, out);
                          });

@@ -4,6 +4,7 @@
 
 #include "../philox.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -21,7 +22,7 @@ Status pool(OpContext& ctx, const FracPoolParams& p, const TensorView& value, Te
   std::vector<T> sx, sy;
   const T* x = ctx.load<T>(value, p.batch * p.in_h * p.in_w * p.channels, &sx);
   T* out = ctx.output_buffer<T>(y, &sy);
-  Status s = ctx.run_kernel("fractional_avg_pool", y->num_elements(),
+  Status s = ctx.run_kernel(Kernel::fractional_avg_pool, y->num_elements(),
                             [&](Backend* be) { return be->fractional_avg_pool(ctx.exec(), p, x, out); });
   if (s.ok()) ctx.store<T>(out, y);
   return s;
@@ -34,14 +35,13 @@ Status run_fractional_avg_pool(OpContext& ctx) {
   std::vector<double> ratio;
   bool pseudo_random, overlapping, deterministic;
   int64_t seed, seed2;
-  Status s = a.float_list("pooling_ratio", &ratio);
-  if (!s.ok()) return s;
-  if (!(s = a.boolean("pseudo_random", &pseudo_random, false)).ok()) return s;
-  if (!(s = a.boolean("overlapping", &overlapping, false)).ok()) return s;
-  if (!(s = a.boolean("deterministic", &deterministic, false)).ok()) return s;
-  if (!(s = a.integer("seed", &seed, 0)).ok()) return s;
-  if (!(s = a.integer("seed2", &seed2, 0)).ok()) return s;
-  if (!(s = a.check_unknown()).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(a.float_list("pooling_ratio", &ratio));
+  GRADRT_RETURN_IF_ERROR(a.boolean("pseudo_random", &pseudo_random, false));
+  GRADRT_RETURN_IF_ERROR(a.boolean("overlapping", &overlapping, false));
+  GRADRT_RETURN_IF_ERROR(a.boolean("deterministic", &deterministic, false));
+  GRADRT_RETURN_IF_ERROR(a.integer("seed", &seed, 0));
+  GRADRT_RETURN_IF_ERROR(a.integer("seed2", &seed2, 0));
+  GRADRT_RETURN_IF_ERROR(a.check_unknown());
   if (ratio.size() != 4) return ctx.error("pooling_ratio field must specify 4 dimensions, got " + std::to_string(ratio.size()));
   for (double r : ratio)
     if (!(r >= 1.0)) return ctx.error("pooling_ratio cannot be smaller than 1, got: " + std::to_string(r));
@@ -51,9 +51,8 @@ Status run_fractional_avg_pool(OpContext& ctx) {
     return ctx.error("Both seed and seed2 should be 0 if deterministic is false.");
 
   const TensorView* value;
-  if (!(s = ctx.input("value", &value)).ok()) return s;
-  if (!(s = ctx.resolve_dtype(*value, "value", {DType::float32, DType::float64, DType::int32, DType::int64})).ok())
-    return s;
+  GRADRT_RETURN_IF_ERROR(ctx.input("value", &value));
+  GRADRT_RETURN_IF_ERROR(ctx.resolve_dtype(*value, "value", {DType::float32, DType::float64, DType::int32, DType::int64}));
   if (value->shape.size() != 4) return ctx.error("tensor_in must be 4-dimensional, got shape " + shape_string(value->shape));
   // ops.md §5.2: out = floor(float(in) / float(ratio)), all in single precision as TF does.
   int64_t out_dims[4];
@@ -78,9 +77,9 @@ Status run_fractional_avg_pool(OpContext& ctx) {
   std::vector<int64_t> cols = pooling_sequence(value->shape[2], out_dims[2], &gen, pseudo_random);
 
   Tensor *y, *row_t, *col_t;
-  if (!(s = ctx.add_output("output", ctx.dtype(), {out_dims[0], out_dims[1], out_dims[2], out_dims[3]}, &y)).ok()) return s;
-  if (!(s = ctx.add_output("row_pooling_sequence", DType::int64, {out_dims[1] + 1}, &row_t)).ok()) return s;
-  if (!(s = ctx.add_output("col_pooling_sequence", DType::int64, {out_dims[2] + 1}, &col_t)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), {out_dims[0], out_dims[1], out_dims[2], out_dims[3]}, &y));
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("row_pooling_sequence", DType::int64, {out_dims[1] + 1}, &row_t));
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("col_pooling_sequence", DType::int64, {out_dims[2] + 1}, &col_t));
   std::copy(rows.begin(), rows.end(), row_t->data_as<int64_t>());
   std::copy(cols.begin(), cols.end(), col_t->data_as<int64_t>());
   ctx.mark_written(row_t);

@@ -1,6 +1,7 @@
 // FractionalAvgPoolGrad (ops.md §5.8-5.10 with policy 4: batch/depth of out_backprop must
 // match the original, sequences long enough, non-decreasing, within [0, H] / [0, W]).
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -34,28 +35,26 @@ Status check_sequence(OpContext& ctx, const std::vector<int64_t>& seq, int64_t o
 
 Status run_fractional_avg_pool_grad(OpContext& ctx) {
   bool overlapping;
-  Status s = ctx.attrs().boolean("overlapping", &overlapping, false);
-  if (!s.ok()) return s;
-  if (!(s = ctx.attrs().check_unknown()).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().boolean("overlapping", &overlapping, false));
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
   const TensorView *shape_t, *dy, *row_t, *col_t;
-  if (!(s = ctx.input("orig_input_tensor_shape", &shape_t)).ok()) return s;
-  if (!(s = ctx.input("out_backprop", &dy)).ok()) return s;
-  if (!(s = ctx.input("row_pooling_sequence", &row_t)).ok()) return s;
-  if (!(s = ctx.input("col_pooling_sequence", &col_t)).ok()) return s;
-  if (!(s = ctx.resolve_dtype(*dy, "out_backprop", {DType::float32, DType::float64, DType::int32, DType::int64})).ok())
-    return s;
+  GRADRT_RETURN_IF_ERROR(ctx.input("orig_input_tensor_shape", &shape_t));
+  GRADRT_RETURN_IF_ERROR(ctx.input("out_backprop", &dy));
+  GRADRT_RETURN_IF_ERROR(ctx.input("row_pooling_sequence", &row_t));
+  GRADRT_RETURN_IF_ERROR(ctx.input("col_pooling_sequence", &col_t));
+  GRADRT_RETURN_IF_ERROR(ctx.resolve_dtype(*dy, "out_backprop", {DType::float32, DType::float64, DType::int32, DType::int64}));
   std::vector<int64_t> orig, rows, cols;
-  if (!(s = ctx.int_vector(*shape_t, "orig_input_tensor_shape", &orig)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.int_vector(*shape_t, "orig_input_tensor_shape", &orig));
   if (orig.size() != 4) return ctx.error("original input tensor shape must be 1-dimensional and 4 elements");
   if (dy->shape.size() != 4) return ctx.error("out_backprop must be 4-dimensional, got shape " + shape_string(dy->shape));
   for (int64_t d : dy->shape)
     if (d <= 0) return ctx.error("out_backprop must be positive for all dimension, got: " + shape_string(dy->shape));
-  if (!(s = ctx.int_vector(*row_t, "row_pooling_sequence", &rows)).ok()) return s;
-  if (!(s = ctx.int_vector(*col_t, "col_pooling_sequence", &cols)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.int_vector(*row_t, "row_pooling_sequence", &rows));
+  GRADRT_RETURN_IF_ERROR(ctx.int_vector(*col_t, "col_pooling_sequence", &cols));
   for (int64_t d : orig)
     if (d < 0) return ctx.error("Expected a non-negative size, got " + std::to_string(d) + " in orig_input_tensor_shape");
   int64_t n;
-  if (!(s = checked_num_elements(orig, ctx.op() + ": orig_input_tensor_shape", &n)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(checked_num_elements(orig, ctx.op() + ": orig_input_tensor_shape", &n));
   const char* dim_names[4] = {"Batch", "Rows", "Columns", "Depth"};
   for (int i = 0; i < 4; ++i)
     if (orig[i] == 0) return ctx.error(std::string(dim_names[i]) + " dimension of input must not be 0");
@@ -65,15 +64,11 @@ Status run_fractional_avg_pool_grad(OpContext& ctx) {
   if (dy->shape[1] > orig[1] || dy->shape[2] > orig[2])
     return ctx.error("out_backprop rows and cols must not exceed the original input's: " + shape_string(dy->shape) +
                      " vs " + shape_string(orig));
-  if (!(s = check_sequence(ctx, rows, dy->shape[1], orig[1], overlapping, "row_pooling_sequence", "row_seq_tensor",
-                           "Row")).ok())
-    return s;
-  if (!(s = check_sequence(ctx, cols, dy->shape[2], orig[2], overlapping, "col_pooling_sequence", "col_seq_tensor",
-                           "Column")).ok())
-    return s;
+  GRADRT_RETURN_IF_ERROR(check_sequence(ctx, rows, dy->shape[1], orig[1], overlapping, "row_pooling_sequence", "row_seq_tensor", "Row"));
+  GRADRT_RETURN_IF_ERROR(check_sequence(ctx, cols, dy->shape[2], orig[2], overlapping, "col_pooling_sequence", "col_seq_tensor", "Column"));
 
   Tensor* dx;
-  if (!(s = ctx.add_output("output", ctx.dtype(), orig, &dx)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), orig, &dx));
   FracPoolParams p;
   p.batch = orig[0];
   p.in_h = orig[1];
@@ -95,7 +90,7 @@ Status run_fractional_avg_pool_grad(OpContext& ctx) {
     std::vector<T> sdy, sdx;
     const T* g = ctx.load<T>(*dy, dy_n, &sdy);
     T* out = ctx.output_buffer<T>(dx, &sdx);
-    Status st = ctx.run_kernel("fractional_avg_pool_grad", dx->num_elements(),
+    Status st = ctx.run_kernel(Kernel::fractional_avg_pool_grad, dx->num_elements(),
                                [&](Backend* be) { return be->fractional_avg_pool_grad(ctx.exec(), p, g, out); });
     if (st.ok()) ctx.store<T>(out, dx);
     return st;

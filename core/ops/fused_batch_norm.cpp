@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "batch_norm_common.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -27,15 +28,15 @@ Status forward(OpContext& ctx, const BatchNormParams& p, const BatchNormLayout& 
   const T* old_mean = need_running ? ctx.load<T>(*in.mean, C, &smean, nullptr, false) : nullptr;
   const T* old_var = need_running ? ctx.load<T>(*in.variance, C, &svar, nullptr, false) : nullptr;
 
-  Status s = ctx.run_kernel("fused_batch_norm", l.rows * C, [&](Backend* be) {
+  // Stats and apply on one backend: the choice and thread count follow apply (same cost per element).
+  GRADRT_RETURN_IF_ERROR(ctx.run_kernel(Kernel::batch_norm_apply, l.rows * C, [&](Backend* be) {
     if (p.is_training) {
       Status st = be->batch_norm_stats(ctx.exec(), p, x, mean.data(), var.data());
       if (!st.ok()) return st;
       return be->batch_norm_apply(ctx.exec(), p, x, scale, offset, mean.data(), var.data(), y);
     }
     return be->batch_norm_apply(ctx.exec(), p, x, scale, offset, old_mean, old_var, y);
-  });
-  if (!s.ok()) return s;
+  }));
   ctx.store<T>(y, out[0], l.cf_ptr());
 
   std::vector<T> batch_mean(C), batch_var(C), rs1(C), rs2(C);
@@ -64,27 +65,25 @@ Status forward(OpContext& ctx, const BatchNormParams& p, const BatchNormLayout& 
 Status run_fused_batch_norm(OpContext& ctx) {
   const bool v1 = ctx.op() == "FusedBatchNorm", v3 = ctx.op() == "FusedBatchNormV3";
   BnInputs in;
-  Status s;
-  if (!(s = ctx.input("x", &in.x)).ok()) return s;
-  if (!(s = ctx.input("scale", &in.scale)).ok()) return s;
-  if (!(s = ctx.input("offset", &in.offset)).ok()) return s;
-  if (!(s = ctx.input("mean", &in.mean)).ok()) return s;
-  if (!(s = ctx.input("variance", &in.variance)).ok()) return s;
-  if (v1) s = ctx.resolve_dtype(*in.x, "x", {DType::float32, DType::float64});
-  else s = ctx.resolve_dtype(*in.x, "x", {DType::float16, DType::bfloat16, DType::float32, DType::float64});
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.input("x", &in.x));
+  GRADRT_RETURN_IF_ERROR(ctx.input("scale", &in.scale));
+  GRADRT_RETURN_IF_ERROR(ctx.input("offset", &in.offset));
+  GRADRT_RETURN_IF_ERROR(ctx.input("mean", &in.mean));
+  GRADRT_RETURN_IF_ERROR(ctx.input("variance", &in.variance));
+  GRADRT_RETURN_IF_ERROR(v1 ? ctx.resolve_dtype(*in.x, "x", {DType::float32, DType::float64})
+      : ctx.resolve_dtype(*in.x, "x", {DType::float16, DType::bfloat16, DType::float32, DType::float64}));
   const DType U = batch_norm_param_dtype(in.x->dtype);
   for (auto [t, name] : {std::pair{in.scale, "scale"}, {in.offset, "offset"}, {in.mean, "mean"}, {in.variance, "variance"}})
-    if (!(s = ctx.expect_dtype(*t, name, U)).ok()) return s;
+    GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*t, name, U));
 
   BatchNormParams p;
   double epsilon, factor;
-  if (!(s = ctx.attrs().number("epsilon", &epsilon, 0.0001)).ok()) return s;
-  if (!(s = ctx.attrs().number("exponential_avg_factor", &factor, 1.0)).ok()) return s;
-  if (!(s = ctx.attrs().boolean("is_training", &p.is_training, true)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().number("epsilon", &epsilon, 0.0001));
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().number("exponential_avg_factor", &factor, 1.0));
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().boolean("is_training", &p.is_training, true));
   BatchNormLayout l;
-  if (!(s = batch_norm_layout(ctx, v3, *in.x, "x", &l)).ok()) return s;
-  if (!(s = ctx.attrs().check_unknown()).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(batch_norm_layout(ctx, v3, *in.x, "x", &l));
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
   p.epsilon = static_cast<float>(epsilon);
   p.exponential_avg_factor = static_cast<float>(factor);
   p.rows = l.rows;
@@ -94,22 +93,21 @@ Status run_fused_batch_norm(OpContext& ctx) {
   if (in.mean->shape.size() != 1) return ctx.error("mean must be 1-dimensional, got shape " + shape_string(in.mean->shape));
   if (in.variance->shape.size() != 1)
     return ctx.error("variance must be 1-dimensional, got shape " + shape_string(in.variance->shape));
-  if (!(s = check_channel_vector(ctx, *in.scale, "scale", l.channels)).ok()) return s;
-  if (!(s = check_channel_vector(ctx, *in.offset, "offset", l.channels)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_channel_vector(ctx, *in.scale, "scale", l.channels));
+  GRADRT_RETURN_IF_ERROR(check_channel_vector(ctx, *in.offset, "offset", l.channels));
   if (!p.is_training || p.exponential_avg_factor != 1.0f) {
     std::string prefix = p.is_training ? "When exponential_avg_factor != 1, " : "When is_training=false, ";
-    if (!(s = check_channel_vector(ctx, *in.mean, "mean", l.channels, prefix)).ok()) return s;
-    if (!(s = check_channel_vector(ctx, *in.variance, "variance", l.channels, prefix)).ok()) return s;
+    GRADRT_RETURN_IF_ERROR(check_channel_vector(ctx, *in.mean, "mean", l.channels, prefix));
+    GRADRT_RETURN_IF_ERROR(check_channel_vector(ctx, *in.variance, "variance", l.channels, prefix));
   }
 
   Tensor* out[5];
   const char* names[5] = {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"};
   for (int i = 0; i < 5; ++i)
-    if (!(s = ctx.add_output(names[i], i == 0 ? ctx.dtype() : U, i == 0 ? in.x->shape : std::vector<int64_t>{l.channels},
-                             &out[i])).ok())
-      return s;
+    GRADRT_RETURN_IF_ERROR(ctx.add_output(names[i], i == 0 ? ctx.dtype() : U, i == 0 ? in.x->shape : std::vector<int64_t>{l.channels},
+        &out[i]));
   Tensor* rs3;
-  if (v3 && !(s = ctx.add_output("reserve_space_3", DType::float32, {0}, &rs3)).ok()) return s;
+  if (v3) GRADRT_RETURN_IF_ERROR(ctx.add_output("reserve_space_3", DType::float32, {0}, &rs3));
 
   if (l.rows == 0 || l.channels == 0) {
     // ops.md §6.3 step 6: empty x gives an empty y and NaN statistics.

@@ -2,50 +2,49 @@
 // batch mean and biased variance (training) or the population statistics (inference);
 // V3's reserve_space_3 is accepted and ignored. The last two outputs are empty [0].
 #include "batch_norm_common.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
 Status run_fused_batch_norm_grad(OpContext& ctx) {
   const bool v1 = ctx.op() == "FusedBatchNormGrad", v3 = ctx.op() == "FusedBatchNormGradV3";
   const TensorView *dy, *x, *scale, *rs1, *rs2, *rs3;
-  Status s;
-  if (!(s = ctx.input("y_backprop", &dy)).ok()) return s;
-  if (!(s = ctx.input("x", &x)).ok()) return s;
-  if (!(s = ctx.input("scale", &scale)).ok()) return s;
-  if (!(s = ctx.input("reserve_space_1", &rs1)).ok()) return s;
-  if (!(s = ctx.input("reserve_space_2", &rs2)).ok()) return s;
-  if (v3 && !(s = ctx.input("reserve_space_3", &rs3)).ok()) return s;
-  if (v1) s = ctx.resolve_dtype(*x, "x", {DType::float32, DType::float64});
-  else s = ctx.resolve_dtype(*x, "x", {DType::float16, DType::bfloat16, DType::float32, DType::float64});
-  if (!s.ok()) return s;
-  if (!(s = ctx.expect_dtype(*dy, "y_backprop", x->dtype)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.input("y_backprop", &dy));
+  GRADRT_RETURN_IF_ERROR(ctx.input("x", &x));
+  GRADRT_RETURN_IF_ERROR(ctx.input("scale", &scale));
+  GRADRT_RETURN_IF_ERROR(ctx.input("reserve_space_1", &rs1));
+  GRADRT_RETURN_IF_ERROR(ctx.input("reserve_space_2", &rs2));
+  if (v3) GRADRT_RETURN_IF_ERROR(ctx.input("reserve_space_3", &rs3));
+  GRADRT_RETURN_IF_ERROR(v1 ? ctx.resolve_dtype(*x, "x", {DType::float32, DType::float64})
+      : ctx.resolve_dtype(*x, "x", {DType::float16, DType::bfloat16, DType::float32, DType::float64}));
+  GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*dy, "y_backprop", x->dtype));
   const DType U = batch_norm_param_dtype(x->dtype);
   for (auto [t, name] : {std::pair{scale, "scale"}, {rs1, "reserve_space_1"}, {rs2, "reserve_space_2"}})
-    if (!(s = ctx.expect_dtype(*t, name, U)).ok()) return s;
+    GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*t, name, U));
 
   BatchNormParams p;
   double epsilon;
-  if (!(s = ctx.attrs().number("epsilon", &epsilon, 0.0001)).ok()) return s;
-  if (!(s = ctx.attrs().boolean("is_training", &p.is_training, true)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().number("epsilon", &epsilon, 0.0001));
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().boolean("is_training", &p.is_training, true));
   BatchNormLayout l;
-  if (!(s = batch_norm_layout(ctx, v3, *dy, "y_backprop", &l)).ok()) return s;
-  if (!(s = ctx.attrs().check_unknown()).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(batch_norm_layout(ctx, v3, *dy, "y_backprop", &l));
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
   p.epsilon = static_cast<float>(epsilon);
   p.rows = l.rows;
   p.channels = l.channels;
   if (x->shape != dy->shape)
     return ctx.error("x and y_backprop must have same shape, but x has shape " + shape_string(x->shape) +
                      " and y_backprop has shape " + shape_string(dy->shape));
-  if (!(s = check_channel_vector(ctx, *scale, "scale", l.channels)).ok()) return s;
-  if (!(s = check_channel_vector(ctx, *rs1, "reserve_space_1", l.channels)).ok()) return s;
-  if (!(s = check_channel_vector(ctx, *rs2, "reserve_space_2", l.channels)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_channel_vector(ctx, *scale, "scale", l.channels));
+  GRADRT_RETURN_IF_ERROR(check_channel_vector(ctx, *rs1, "reserve_space_1", l.channels));
+  GRADRT_RETURN_IF_ERROR(check_channel_vector(ctx, *rs2, "reserve_space_2", l.channels));
 
   Tensor *dx, *dscale, *doffset, *e1, *e2;
-  if (!(s = ctx.add_output("x_backprop", ctx.dtype(), x->shape, &dx)).ok()) return s;
-  if (!(s = ctx.add_output("scale_backprop", U, {l.channels}, &dscale)).ok()) return s;
-  if (!(s = ctx.add_output("offset_backprop", U, {l.channels}, &doffset)).ok()) return s;
-  if (!(s = ctx.add_output(v3 ? "reserve_space_4" : "reserve_space_3", DType::float32, {0}, &e1)).ok()) return s;
-  if (!(s = ctx.add_output(v3 ? "reserve_space_5" : "reserve_space_4", DType::float32, {0}, &e2)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("x_backprop", ctx.dtype(), x->shape, &dx));
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("scale_backprop", U, {l.channels}, &dscale));
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("offset_backprop", U, {l.channels}, &doffset));
+  GRADRT_RETURN_IF_ERROR(ctx.add_output(v3 ? "reserve_space_4" : "reserve_space_3", DType::float32, {0}, &e1));
+  GRADRT_RETURN_IF_ERROR(ctx.add_output(v3 ? "reserve_space_5" : "reserve_space_4", DType::float32, {0}, &e2));
   if (l.rows == 0 || l.channels == 0) return Status::OK();  // empty x: empty dx, zero sums
 
   return with_compute_type(ctx, [&](auto t) {
@@ -58,7 +57,7 @@ Status run_fused_batch_norm_grad(OpContext& ctx) {
     const T* mean = ctx.load<T>(*rs1, C, &smean, nullptr, false);
     const T* var = ctx.load<T>(*rs2, C, &svar, nullptr, false);
     T* out = ctx.output_buffer<T>(dx, &sdx, l.cf_ptr());
-    Status st = ctx.run_kernel("fused_batch_norm_grad", l.rows * C, [&](Backend* be) {
+    Status st = ctx.run_kernel(Kernel::fused_batch_norm_grad, l.rows * C, [&](Backend* be) {
       return be->fused_batch_norm_grad(ctx.exec(), p, g, in, sc, mean, var, out, sds.data(), sdo.data());
     });
     if (!st.ok()) return st;

@@ -10,19 +10,38 @@ namespace gradrt {
 #define GRADRT_OP(NAME, STEM, INPUTS, OUTPUTS) Status run_##STEM(OpContext& ctx);
 #include "gradrt/ops.inc"
 
+// One input of a kernel call: the user's tensor, its element count, and its layout when it
+// is channels-first (nullptr: already channels last).
+struct KernelInput {
+  const TensorView* t;
+  int64_t n;
+  const ChannelsFirst* cf = nullptr;
+};
+// The output of a kernel call and its layout.
+struct KernelOutput {
+  Tensor* t;
+  const ChannelsFirst* cf = nullptr;
+};
+// A two-input kernel call: which kernel (for backend choice and the thread cost model),
+// its work estimate, and its operands.
+struct BinaryCall {
+  Kernel kernel;
+  int64_t work;
+  KernelInput a, b;
+  KernelOutput out;
+};
+
 // Runs a kernel `out = kernel(backend, a, b, out)` in compute type T: loads both
 // operands (channels-first ones transposed), points the kernel at the output (or a
 // scratch buffer that is then stored back), records the backend that ran.
 template <class T, class K>
-Status run_binary(OpContext& ctx, const char* stem, int64_t work, const TensorView& a, int64_t na,
-                  const ChannelsFirst* cfa, const TensorView& b, int64_t nb, const ChannelsFirst* cfb, Tensor* out,
-                  const ChannelsFirst* cfo, K kernel) {
+Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
   std::vector<T> sa, sb, so;
-  const T* pa = ctx.load<T>(a, na, &sa, cfa);
-  const T* pb = ctx.load<T>(b, nb, &sb, cfb);
-  T* po = ctx.output_buffer<T>(out, &so, cfo);
-  Status s = ctx.run_kernel(stem, work, [&](Backend* be) { return kernel(be, pa, pb, po); });
-  if (s.ok()) ctx.store<T>(po, out, cfo);
+  const T* pa = ctx.load<T>(*c.a.t, c.a.n, &sa, c.a.cf);
+  const T* pb = ctx.load<T>(*c.b.t, c.b.n, &sb, c.b.cf);
+  T* po = ctx.output_buffer<T>(c.out.t, &so, c.out.cf);
+  Status s = ctx.run_kernel(c.kernel, c.work, [&](Backend* be) { return kernel(be, pa, pb, po); });
+  if (s.ok()) ctx.store<T>(po, c.out.t, c.out.cf);
   return s;
 }
 
@@ -56,28 +75,47 @@ Status run_conv_forward(OpContext& ctx, bool depthwise);
 // transpose (filters are HWIO in both layouts).
 enum class ConvRole { kX, kW, kDy };
 
+// The operands of a conv kernel call: the resolved geometry and the two inputs and the
+// output, each with its role. Built with designated initializers at the call site:
+//   {.spec = spec, .p = p, .a = {*w, ConvRole::kW}, .b = {*dy, ConvRole::kDy}, .out = {dx, ConvRole::kX}}
+struct ConvOperands {
+  struct In {
+    const TensorView& t;
+    ConvRole role;
+  };
+  struct Out {
+    Tensor* t;
+    ConvRole role;
+  };
+  const ConvSpec& spec;
+  const ConvParams& p;
+  bool depthwise = false;
+  In a, b;
+  Out out;
+};
+
 // The common tail of the six conv ops, after validation and output allocation: an empty
 // output, or a sum over an empty operand (zeros, already there), runs nothing; otherwise
 // `out = kernel(backend, a, b, out)` in the compute type, NCHW operands transposed around it.
 // `kernel` is generic over the element type: [&](Backend* be, auto* a, auto* b, auto* o).
 template <class K>
-Status run_conv_kernel(OpContext& ctx, const char* stem, const ConvSpec& spec, const ConvParams& p, bool depthwise,
-                       const TensorView& a, ConvRole ra, const TensorView& b, ConvRole rb, Tensor* out, ConvRole ro,
-                       K kernel) {
-  const int64_t w_elements = depthwise ? p.dw_w_elements() : p.w_elements();
+Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& c, K kernel) {
+  const ConvParams& p = c.p;
+  const int64_t w_elements = c.depthwise ? p.dw_w_elements() : p.w_elements();
   auto count = [&](ConvRole r) { return r == ConvRole::kX ? p.x_elements() : r == ConvRole::kW ? w_elements : p.y_elements(); };
-  if (out->num_elements() == 0 || count(ra) == 0 || count(rb) == 0) return Status::OK();
+  if (c.out.t->num_elements() == 0 || count(c.a.role) == 0 || count(c.b.role) == 0) return Status::OK();
   const ChannelsFirst cf_x{p.batch, p.in_c, p.in_h * p.in_w}, cf_dy{p.batch, p.out_c, p.out_h * p.out_w};
   auto layout = [&](ConvRole r) -> const ChannelsFirst* {
-    if (!spec.nchw || r == ConvRole::kW) return nullptr;
+    if (!c.spec.nchw || r == ConvRole::kW) return nullptr;
     return r == ConvRole::kX ? &cf_x : &cf_dy;
   };
   // Multiply-adds: every dy element takes one per tap and filter input channel.
-  const int64_t work = p.y_elements() * p.filter_h * p.filter_w * (depthwise ? 1 : p.filter_in_c);
+  const int64_t work = p.y_elements() * p.filter_h * p.filter_w * (c.depthwise ? 1 : p.filter_in_c);
+  const BinaryCall call{which, work, {&c.a.t, count(c.a.role), layout(c.a.role)},
+                        {&c.b.t, count(c.b.role), layout(c.b.role)}, {c.out.t, layout(c.out.role)}};
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
-    return run_binary<T>(ctx, stem, work, a, count(ra), layout(ra), b, count(rb), layout(rb), out, layout(ro),
-                         [&](Backend* be, const T* pa, const T* pb, T* po) { return kernel(be, pa, pb, po); });
+    return run_binary<T>(ctx, call, [&](Backend* be, const T* pa, const T* pb, T* po) { return kernel(be, pa, pb, po); });
   });
 }
 

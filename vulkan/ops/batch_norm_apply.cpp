@@ -4,6 +4,7 @@
 #include "batch_norm_apply_f64.spv.h"
 #include "common.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -12,28 +13,24 @@ Status batch_norm_apply(Context& ctx, const BatchNormParams& p, const T* x, cons
                         const T* offset, const T* mean, const T* variance, T* y) {
   const int64_t n = p.rows * p.channels;
   if (n == 0) return Status::OK();
-  Status s = check_int32("batch_norm_apply", {n});
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_int32("batch_norm_apply", {n}));
   BatchNormPush push{};
   push.rows = static_cast<int32_t>(p.rows);
   push.channels = static_cast<int32_t>(p.channels);
   push.epsilon = p.epsilon;
   const uint32_t threads = elementwise_threads(ctx);
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, batch_norm_apply, 6, BatchNormPush),
-                 {threads}, &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, batch_norm_apply, 6, BatchNormPush), {threads}, &k));
   Job job(ctx);
   const size_t cb = sizeof(T) * p.channels;
   int bx, bscale, boffset, bmean, bvar, by;
-  if (!(s = job.input(x, sizeof(T) * n, &bx)).ok()) return s;
-  if (!(s = job.input(scale, cb, &bscale)).ok()) return s;
-  if (!(s = job.input(offset, cb, &boffset)).ok()) return s;
-  if (!(s = job.input(mean, cb, &bmean)).ok()) return s;
-  if (!(s = job.input(variance, cb, &bvar)).ok()) return s;
-  if (!(s = job.output(y, sizeof(T) * n, &by)).ok()) return s;
-  s = job.dispatch(*k, {bx, bscale, boffset, bmean, bvar, by}, push, group_count(ctx, n, threads, 0));
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(job.input(x, sizeof(T) * n, &bx));
+  GRADRT_RETURN_IF_ERROR(job.input(scale, cb, &bscale));
+  GRADRT_RETURN_IF_ERROR(job.input(offset, cb, &boffset));
+  GRADRT_RETURN_IF_ERROR(job.input(mean, cb, &bmean));
+  GRADRT_RETURN_IF_ERROR(job.input(variance, cb, &bvar));
+  GRADRT_RETURN_IF_ERROR(job.output(y, sizeof(T) * n, &by));
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k, {bx, bscale, boffset, bmean, bvar, by}, push, group_count(ctx, n, threads, 0)));
   return job.run();
 }
 

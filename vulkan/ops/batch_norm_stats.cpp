@@ -9,6 +9,7 @@
 #include "batch_norm_stats_f64.spv.h"
 #include "common.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -36,30 +37,27 @@ BatchNormPush batch_norm_push(const BatchNormParams& p, const Split& split) {
 template <class T>
 Status batch_norm_stats(Context& ctx, const BatchNormParams& p, const T* x, T* mean, T* variance) {
   if (p.channels == 0) return Status::OK();
-  Status s = check_int32("batch_norm_stats", {p.rows * p.channels});
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_int32("batch_norm_stats", {p.rows * p.channels}));
   const Split split = batch_norm_split(ctx, p);
   BatchNormPush push = batch_norm_push(p, split);
   const uint32_t threads = elementwise_threads(ctx);
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, batch_norm_stats, 3, BatchNormPush),
-                 {threads}, &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, batch_norm_stats, 3, BatchNormPush), {threads}, &k));
   Job job(ctx);
   int bx, bmean, bvar, bpartial;
-  if (!(s = job.input(x, sizeof(T) * p.rows * p.channels, &bx)).ok()) return s;
-  if (!(s = job.output(mean, sizeof(T) * p.channels, &bmean)).ok()) return s;
-  if (!(s = job.output(variance, sizeof(T) * p.channels, &bvar)).ok()) return s;
-  if (!(s = job.scratch(sizeof(T) * p.channels * split.splits, &bpartial)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(job.input(x, sizeof(T) * p.rows * p.channels, &bx));
+  GRADRT_RETURN_IF_ERROR(job.output(mean, sizeof(T) * p.channels, &bmean));
+  GRADRT_RETURN_IF_ERROR(job.output(variance, sizeof(T) * p.channels, &bvar));
+  GRADRT_RETURN_IF_ERROR(job.scratch(sizeof(T) * p.channels * split.splits, &bpartial));
   const uint32_t gx = group_count(ctx, p.channels, threads, 0), gy = group_count(ctx, split.splits, 1, 1);
   // float: sum * float(1/R) as TF does; double: sum / R as the float64 reference does.
   const int64_t divisor = std::is_same_v<T, double> ? p.rows : 0;
   push.mode = 0;
-  if (!(s = job.dispatch(*k, {bx, bmean, bpartial}, push, gx, gy)).ok()) return s;
-  if (!(s = sum_partials<T>(ctx, job, bpartial, bmean, p.channels, split.splits, push.inv_rows, divisor)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k, {bx, bmean, bpartial}, push, gx, gy));
+  GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bmean, p.channels, split.splits, push.inv_rows, divisor));
   push.mode = 1;
-  if (!(s = job.dispatch(*k, {bx, bmean, bpartial}, push, gx, gy)).ok()) return s;
-  if (!(s = sum_partials<T>(ctx, job, bpartial, bvar, p.channels, split.splits, push.inv_rows, divisor)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k, {bx, bmean, bpartial}, push, gx, gy));
+  GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bvar, p.channels, split.splits, push.inv_rows, divisor));
   return job.run();
 }
 

@@ -5,6 +5,7 @@
 
 #include "sum_partials.spv.h"
 #include "sum_partials_f64.spv.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -41,11 +42,10 @@ uint32_t group_count(const Context& ctx, int64_t items, int64_t per_group, int d
 }
 
 Status make_conv_push(const char* kernel, const ConvParams& p, ConvPush* out) {
-  Status s = check_int32(kernel, {p.x_elements(), p.y_elements(), p.w_elements(), p.dw_w_elements(),
-                                  p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top, p.pad_left,
-                                  p.filter_h * p.dilation_h, p.filter_w * p.dilation_w,
-                                  p.out_h * p.stride_h, p.out_w * p.stride_w});
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_int32(kernel, {p.x_elements(), p.y_elements(), p.w_elements(), p.dw_w_elements(),
+      p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top, p.pad_left,
+      p.filter_h * p.dilation_h, p.filter_w * p.dilation_w,
+      p.out_h * p.stride_h, p.out_w * p.stride_w}));
   auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };
   *out = ConvPush{i32(p.batch),  i32(p.in_h),        i32(p.in_w),       i32(p.in_c),       i32(p.out_h),
                   i32(p.out_w),  i32(p.out_c),       i32(p.filter_h),   i32(p.filter_w),   i32(p.filter_in_c),
@@ -57,12 +57,10 @@ Status make_conv_push(const char* kernel, const ConvParams& p, ConvPush* out) {
 template <class T>
 Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, int64_t splits, float scale,
                     int64_t divisor) {
-  Status s = check_int32("sum_partials", {n * splits, divisor});
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_int32("sum_partials", {n * splits, divisor}));
   const uint32_t threads = elementwise_threads(ctx);
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, sum_partials, 2, ReducePush), {threads}, &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, sum_partials, 2, ReducePush), {threads}, &k));
   ReducePush push{static_cast<int32_t>(n), static_cast<int32_t>(splits), scale, static_cast<int32_t>(divisor)};
   return job.dispatch(*k, {partial, result}, push, group_count(ctx, n, threads, 0));
 }
@@ -79,16 +77,15 @@ template <class T>
 Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, const T* x, const T* dy, T* dw,
                            int64_t n_dw, const ConvPush& push, uint32_t gx, uint32_t gy, uint32_t gz) {
   const int64_t splits = push.splits;
-  Status s;
   Job job(ctx);
   int bx, bdy, bdw, bpartial;
-  if (!(s = job.input(x, sizeof(T) * p.x_elements(), &bx)).ok()) return s;
-  if (!(s = job.input(dy, sizeof(T) * p.y_elements(), &bdy)).ok()) return s;
-  if (!(s = job.output(dw, sizeof(T) * n_dw, &bdw)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(job.input(x, sizeof(T) * p.x_elements(), &bx));
+  GRADRT_RETURN_IF_ERROR(job.input(dy, sizeof(T) * p.y_elements(), &bdy));
+  GRADRT_RETURN_IF_ERROR(job.output(dw, sizeof(T) * n_dw, &bdw));
   bpartial = bdw;  // one split: the kernel writes dw directly
-  if (splits > 1 && !(s = job.scratch(sizeof(T) * n_dw * splits, &bpartial)).ok()) return s;
-  if (!(s = job.dispatch(k, {bx, bdy, bpartial}, push, gx, gy, gz)).ok()) return s;
-  if (splits > 1 && !(s = sum_partials<T>(ctx, job, bpartial, bdw, n_dw, splits, 1.0f)).ok()) return s;
+  if (splits > 1) GRADRT_RETURN_IF_ERROR(job.scratch(sizeof(T) * n_dw * splits, &bpartial));
+  GRADRT_RETURN_IF_ERROR(job.dispatch(k, {bx, bdy, bpartial}, push, gx, gy, gz));
+  if (splits > 1) GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bdw, n_dw, splits, 1.0f));
   return job.run();
 }
 

@@ -10,6 +10,7 @@
 #include "../context.h"
 #include "params.h"
 #include "push_constants.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -57,13 +58,12 @@ struct Out {
 template <class Push>
 Status run_one_dispatch(Context& ctx, const Kernel& k, const Push& push, In a, In b, Out out, uint32_t gx,
                         uint32_t gy = 1, uint32_t gz = 1) {
-  Status s;
   Job job(ctx);
   int ba, bb, bout;
-  if (!(s = job.input(a.data, a.bytes, &ba)).ok()) return s;
-  if (!(s = job.input(b.data, b.bytes, &bb)).ok()) return s;
-  if (!(s = job.output(out.data, out.bytes, &bout)).ok()) return s;
-  if (!(s = job.dispatch(k, {ba, bb, bout}, push, gx, gy, gz)).ok()) return s;
+  GRADRT_RETURN_IF_ERROR(job.input(a.data, a.bytes, &ba));
+  GRADRT_RETURN_IF_ERROR(job.input(b.data, b.bytes, &bb));
+  GRADRT_RETURN_IF_ERROR(job.output(out.data, out.bytes, &bout));
+  GRADRT_RETURN_IF_ERROR(job.dispatch(k, {ba, bb, bout}, push, gx, gy, gz));
   return job.run();
 }
 

@@ -5,6 +5,7 @@
 #include "conv2d.spv.h"
 #include "conv2d_f64.spv.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -17,13 +18,11 @@ Status conv2d(Context& ctx, const ConvParams& p, const T* x, const T* w, T* y) {
     return Status::OK();
   }
   ConvPush push;
-  Status s = make_conv_push("conv2d", p, &push);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(make_conv_push("conv2d", p, &push));
   const int64_t M = p.batch * p.out_h * p.out_w, N = p.out_c / p.groups;
   const GemmTiles t = gemm_tiles(ctx, N, sizeof(T));
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, conv2d, 3, ConvPush), t.spec(), &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, conv2d, 3, ConvPush), t.spec(), &k));
   return run_one_dispatch(ctx, *k, push, {x, sizeof(T) * p.x_elements()}, {w, sizeof(T) * p.w_elements()},
                           {y, sizeof(T) * n_y}, group_count(ctx, N, t.bn, 0), group_count(ctx, M, t.bm, 1),
                           static_cast<uint32_t>(p.groups));

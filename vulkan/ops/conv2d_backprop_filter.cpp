@@ -8,6 +8,7 @@
 #include "conv2d_backprop_filter.spv.h"
 #include "conv2d_backprop_filter_f64.spv.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -20,8 +21,7 @@ Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, con
     return Status::OK();
   }
   ConvPush push;
-  Status s = make_conv_push("conv2d_backprop_filter", p, &push);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(make_conv_push("conv2d_backprop_filter", p, &push));
   const int64_t M = p.filter_h * p.filter_w * p.filter_in_c, N = p.out_c / p.groups;
   const int64_t K = p.batch * p.out_h * p.out_w;
   const GemmTiles t = gemm_tiles(ctx, N, sizeof(T));
@@ -37,9 +37,7 @@ Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, con
   push.splits = static_cast<int32_t>(split.splits);
 
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, conv2d_backprop_filter, 3, ConvPush),
-                 t.spec(), &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, conv2d_backprop_filter, 3, ConvPush), t.spec(), &k));
   return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, group_count(ctx, N, t.bn, 0),
                              group_count(ctx, M, t.bm, 1), static_cast<uint32_t>(split.splits * p.groups));
 }

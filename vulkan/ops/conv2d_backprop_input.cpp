@@ -6,6 +6,7 @@
 #include "conv2d_backprop_input.spv.h"
 #include "conv2d_backprop_input_f64.spv.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -18,14 +19,11 @@ Status conv2d_backprop_input(Context& ctx, const ConvParams& p, const T* w, cons
     return Status::OK();
   }
   ConvPush push;
-  Status s = make_conv_push("conv2d_backprop_input", p, &push);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(make_conv_push("conv2d_backprop_input", p, &push));
   const int64_t M = p.batch * p.in_h * p.in_w, N = p.filter_in_c;
   const GemmTiles t = gemm_tiles(ctx, N, sizeof(T));
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, conv2d_backprop_input, 3, ConvPush),
-                 t.spec(), &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, conv2d_backprop_input, 3, ConvPush), t.spec(), &k));
   return run_one_dispatch(ctx, *k, push, {w, sizeof(T) * p.w_elements()}, {dy, sizeof(T) * p.y_elements()},
                           {dx, sizeof(T) * n_dx}, group_count(ctx, N, t.bn, 0), group_count(ctx, M, t.bm, 1),
                           static_cast<uint32_t>(p.groups));

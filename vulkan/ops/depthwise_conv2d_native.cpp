@@ -6,6 +6,7 @@
 #include "depthwise_conv2d_native.spv.h"
 #include "depthwise_conv2d_native_f64.spv.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -14,13 +15,10 @@ Status depthwise_conv2d_native(Context& ctx, const ConvParams& p, const T* x, co
   const int64_t n_y = p.y_elements();
   if (n_y == 0) return Status::OK();
   ConvPush push;
-  Status s = make_conv_push("depthwise_conv2d_native", p, &push);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(make_conv_push("depthwise_conv2d_native", p, &push));
   const uint32_t threads = elementwise_threads(ctx);
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native, 3, ConvPush),
-                 {threads}, &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native, 3, ConvPush), {threads}, &k));
   return run_one_dispatch(ctx, *k, push, {x, sizeof(T) * p.x_elements()}, {w, sizeof(T) * p.dw_w_elements()},
                           {y, sizeof(T) * n_y}, group_count(ctx, n_y, threads, 0));
 }

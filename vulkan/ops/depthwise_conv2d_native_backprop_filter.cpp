@@ -7,6 +7,7 @@
 #include "depthwise_conv2d_native_backprop_filter.spv.h"
 #include "depthwise_conv2d_native_backprop_filter_f64.spv.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -20,8 +21,7 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
     return Status::OK();
   }
   ConvPush push;
-  Status s = make_conv_push("depthwise_conv2d_native_backprop_filter", p, &push);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(make_conv_push("depthwise_conv2d_native_backprop_filter", p, &push));
   const int64_t K = p.batch * p.out_h * p.out_w;
   // About 2^20 invocations in all, each summing at least 16 positions; bounded by the
   // partial buffer.
@@ -33,9 +33,8 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
 
   const uint32_t threads = elementwise_threads(ctx);
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter, 3, ConvPush),
-                 {threads}, &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter, 3, ConvPush),
+      {threads}, &k));
   return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, group_count(ctx, n_dw, threads, 0),
                              group_count(ctx, split.splits, 1, 1), 1);
 }

@@ -6,6 +6,7 @@
 #include "depthwise_conv2d_native_backprop_input.spv.h"
 #include "depthwise_conv2d_native_backprop_input_f64.spv.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -15,13 +16,11 @@ Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p,
   const int64_t n_dx = p.x_elements();
   if (n_dx == 0) return Status::OK();
   ConvPush push;
-  Status s = make_conv_push("depthwise_conv2d_native_backprop_input", p, &push);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(make_conv_push("depthwise_conv2d_native_backprop_input", p, &push));
   const uint32_t threads = elementwise_threads(ctx);
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush),
-                 {threads}, &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush),
+      {threads}, &k));
   return run_one_dispatch(ctx, *k, push, {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
                           {dx, sizeof(T) * n_dx}, group_count(ctx, n_dx, threads, 0));
 }

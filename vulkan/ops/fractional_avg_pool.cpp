@@ -8,6 +8,7 @@
 #include "fractional_avg_pool.spv.h"
 #include "fractional_avg_pool_f64.spv.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -46,14 +47,11 @@ template <class T>
 Status fractional_avg_pool(Context& ctx, const FracPoolParams& p, const T* x, T* y) {
   const int64_t n_x = p.batch * p.in_h * p.in_w * p.channels, n_y = p.batch * p.out_h * p.out_w * p.channels;
   if (n_y == 0) return Status::OK();
-  Status s = check_int32("fractional_avg_pool", {n_x, n_y, 2 * (p.out_h + p.out_w + p.in_h + p.in_w)});
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_int32("fractional_avg_pool", {n_x, n_y, 2 * (p.out_h + p.out_w + p.in_h + p.in_w)}));
   const std::vector<int32_t> cells = pool_cells(p, false);
   const uint32_t threads = elementwise_threads(ctx);
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, fractional_avg_pool, 3, PoolPush),
-                 {threads}, &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fractional_avg_pool, 3, PoolPush), {threads}, &k));
   return run_one_dispatch(ctx, *k, pool_push(p), {x, sizeof(T) * n_x}, {cells.data(), sizeof(int32_t) * cells.size()},
                           {y, sizeof(T) * n_y}, group_count(ctx, n_y, threads, 0));
 }

@@ -7,6 +7,7 @@
 #include "fractional_avg_pool_grad.spv.h"
 #include "fractional_avg_pool_grad_f64.spv.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -21,14 +22,11 @@ Status fractional_avg_pool_grad(Context& ctx, const FracPoolParams& p, const T* 
     std::memset(dx, 0, sizeof(T) * n_dx);
     return Status::OK();
   }
-  Status s = check_int32("fractional_avg_pool_grad", {n_dx, n_dy, 2 * (p.out_h + p.out_w + p.in_h + p.in_w)});
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_int32("fractional_avg_pool_grad", {n_dx, n_dy, 2 * (p.out_h + p.out_w + p.in_h + p.in_w)}));
   const std::vector<int32_t> cells = pool_cells(p, true);
   const uint32_t threads = elementwise_threads(ctx);
   const Kernel* k = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, fractional_avg_pool_grad, 3, PoolPush),
-                 {threads}, &k);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fractional_avg_pool_grad, 3, PoolPush), {threads}, &k));
   return run_one_dispatch(ctx, *k, pool_push(p), {dy, sizeof(T) * n_dy},
                           {cells.data(), sizeof(int32_t) * cells.size()}, {dx, sizeof(T) * n_dx},
                           group_count(ctx, n_dx, threads, 0));

@@ -11,6 +11,7 @@
 #include "fused_batch_norm_grad_sums.spv.h"
 #include "fused_batch_norm_grad_sums_f64.spv.h"
 #include "ops.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
@@ -23,38 +24,32 @@ Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy
                              T* dscale, T* doffset) {
   if (p.channels == 0) return Status::OK();
   const int64_t n = p.rows * p.channels;
-  Status s = check_int32("fused_batch_norm_grad", {n, 2 * p.channels});
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(check_int32("fused_batch_norm_grad", {n, 2 * p.channels}));
   const Split split = batch_norm_split(ctx, p);
   BatchNormPush push = batch_norm_push(p, split);
   const uint32_t threads = elementwise_threads(ctx);
   const Kernel *k_sums = nullptr, *k_final = nullptr;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad_sums, 4, BatchNormPush),
-                 {threads}, &k_sums);
-  if (!s.ok()) return s;
-  s = ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad, 9, BatchNormPush),
-                 {threads}, &k_final);
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad_sums, 4, BatchNormPush),
+      {threads}, &k_sums));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad, 9, BatchNormPush), {threads}, &k_final));
   Job job(ctx);
   const size_t cb = sizeof(T) * p.channels;
   int bdy, bx, bscale, bmean, bvar, bdx, bdscale, bdoffset, bpartial, bsums;
-  if (!(s = job.input(dy, sizeof(T) * n, &bdy)).ok()) return s;
-  if (!(s = job.input(x, sizeof(T) * n, &bx)).ok()) return s;
-  if (!(s = job.input(scale, cb, &bscale)).ok()) return s;
-  if (!(s = job.input(mean, cb, &bmean)).ok()) return s;
-  if (!(s = job.input(variance, cb, &bvar)).ok()) return s;
-  if (!(s = job.output(dx, sizeof(T) * n, &bdx)).ok()) return s;
-  if (!(s = job.output(dscale, cb, &bdscale)).ok()) return s;
-  if (!(s = job.output(doffset, cb, &bdoffset)).ok()) return s;
-  if (!(s = job.scratch(2 * cb * split.splits, &bpartial)).ok()) return s;
-  if (!(s = job.scratch(2 * cb, &bsums)).ok()) return s;
-  s = job.dispatch(*k_sums, {bdy, bx, bmean, bpartial}, push, group_count(ctx, p.channels, threads, 0),
-                   group_count(ctx, split.splits, 1, 1));
-  if (!s.ok()) return s;
-  if (!(s = sum_partials<T>(ctx, job, bpartial, bsums, 2 * p.channels, split.splits, 1.0f)).ok()) return s;
-  s = job.dispatch(*k_final, {bdy, bx, bscale, bmean, bvar, bsums, bdx, bdscale, bdoffset}, push,
-                   group_count(ctx, std::max(n, p.channels), threads, 0));
-  if (!s.ok()) return s;
+  GRADRT_RETURN_IF_ERROR(job.input(dy, sizeof(T) * n, &bdy));
+  GRADRT_RETURN_IF_ERROR(job.input(x, sizeof(T) * n, &bx));
+  GRADRT_RETURN_IF_ERROR(job.input(scale, cb, &bscale));
+  GRADRT_RETURN_IF_ERROR(job.input(mean, cb, &bmean));
+  GRADRT_RETURN_IF_ERROR(job.input(variance, cb, &bvar));
+  GRADRT_RETURN_IF_ERROR(job.output(dx, sizeof(T) * n, &bdx));
+  GRADRT_RETURN_IF_ERROR(job.output(dscale, cb, &bdscale));
+  GRADRT_RETURN_IF_ERROR(job.output(doffset, cb, &bdoffset));
+  GRADRT_RETURN_IF_ERROR(job.scratch(2 * cb * split.splits, &bpartial));
+  GRADRT_RETURN_IF_ERROR(job.scratch(2 * cb, &bsums));
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k_sums, {bdy, bx, bmean, bpartial}, push, group_count(ctx, p.channels, threads, 0),
+      group_count(ctx, split.splits, 1, 1)));
+  GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bsums, 2 * p.channels, split.splits, 1.0f));
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k_final, {bdy, bx, bscale, bmean, bvar, bsums, bdx, bdscale, bdoffset}, push,
+      group_count(ctx, std::max(n, p.channels), threads, 0)));
   return job.run();
 }
 

@@ -1,5 +1,6 @@
 // npm run build: the three Emscripten builds (SIMD128, scalar, SIMD128 + pthreads) -> web/dist/,
-// and the training page's digits (scripts/digits.mjs, from Debian's python3-sklearn) -> web/dist/digits.bin.
+// the training page's digits (scripts/digits.mjs, from Debian's python3-sklearn) -> web/dist/digits.bin,
+// and index.d.ts's op helpers regenerated from the op list (scripts/gen_types.mjs).
 //   node scripts/build.mjs [--jobs N] [--only simd|scalar|simd-threads[,...]]
 // Needs emcmake/emcc (Debian: apt-get install emscripten) and cmake.
 import { execFileSync } from 'node:child_process';
@@ -8,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { convertDigits, DIGITS_CSV } from './digits.mjs';
+import { updateTypes } from './gen_types.mjs';
 
 const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const root = resolve(web, '..');
@@ -33,6 +35,7 @@ function run(cmd, argv) {
   }
 }
 
+updateTypes();
 mkdirSync(dist, { recursive: true });
 if (existsSync(DIGITS_CSV)) {
   const d = convertDigits(DIGITS_CSV, join(dist, 'digits.bin'));
