@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "backend.h"
+#include "backend_choice.h"
 #include "op_context.h"
 #include "ops/ops.h"
 
@@ -92,11 +93,7 @@ std::string auto_backend(std::string_view op) {
   std::string stem;
   for (const OpEntry& e : table())
     if (e.info.name == op) stem = e.stem;
-  for (Backend* b : all_backends())
-    if (b != cpu_backend() && b != reference_backend() && b->preferred_for(stem.c_str(), INT64_MAX) &&
-        b->available().ok())
-      return b->name();
-  return cpu_backend()->name();
+  return auto_backend_for(stem.c_str(), INT64_MAX)->name();
 }
 
 }  // namespace gradrt
