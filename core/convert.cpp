@@ -227,81 +227,72 @@ bool vector_tiles_available() {
 template <class C>
 constexpr bool kVectorCodec = false;
 bool vector_tiles_available() { return false; }
+// Never called here (kVectorCodec is false): declared so that the drivers compile unchanged.
+template <class C> void vector_flat_in(const typename C::S*, int64_t, float*);
+template <class C> void vector_flat_out(const float*, int64_t, typename C::S*);
+template <class C> void vector_block_in(const typename C::S*, int64_t, float*, int64_t, int64_t, int64_t);
+template <class C> void vector_block_out(const float*, int64_t, typename C::S*, int64_t, int64_t, int64_t);
 #endif
+
+template <class C, class T>
+constexpr bool kVector = std::is_same_v<T, float> && kVectorCodec<C>;
 
 std::atomic<bool> vector_tiles_enabled{true};
 
-// Whether codec C with compute type T takes the vector tiles on this call.
+// The two directions as policies of one driver. In: channels-first storage S to
+// channels-last compute T; Out: the reverse. `vec`: take the vector tiles.
 template <class C, class T>
-bool use_vector() {
-  if constexpr (std::is_same_v<T, float> && kVectorCodec<C>)
-    return vector_tiles_enabled.load(std::memory_order_relaxed) && vector_tiles_available();
-  return false;
-}
+struct In {
+  using Src = typename C::S;
+  using Dst = T;
+  static void flat(const Src* s, int64_t n, Dst* d, bool vec) {
+    if constexpr (kVector<C, T>)
+      if (vec) return vector_flat_in<C>(s, n, d);
+    flat_in<C>(s, n, d);
+  }
+  static void block(const Src* s, Dst* d, const ChannelsFirst& cf, int64_t s0, int64_t s1, bool vec) {
+    if constexpr (kVector<C, T>)
+      if (vec) return vector_block_in<C>(s, cf.inner, d, cf.channels, s0, s1);
+    block_in<C>(s, cf.inner, d, cf.channels, s0, s1);
+  }
+};
+template <class C, class T>
+struct Out {
+  using Src = T;
+  using Dst = typename C::S;
+  static void flat(const Src* s, int64_t n, Dst* d, bool vec) {
+    if constexpr (kVector<C, T>)
+      if (vec) return vector_flat_out<C>(s, n, d);
+    flat_out<C>(s, n, d);
+  }
+  static void block(const Src* s, Dst* d, const ChannelsFirst& cf, int64_t s0, int64_t s1, bool vec) {
+    if constexpr (kVector<C, T>)
+      if (vec) return vector_block_out<C>(s, cf.channels, d, cf.inner, s0, s1);
+    block_out<C>(s, cf.channels, d, cf.inner, s0, s1);
+  }
+};
 
-// ---- drivers: the pool splits planes into runs of positions (or flat data into runs)
-
+// The pool splits flat data into runs of elements, planes into runs of positions.
 constexpr int64_t kChunkElements = int64_t{1} << 16;  // per parallel_for chunk
 constexpr int64_t kChunkPositions = 256;
 
-template <class F>
-void for_runs(const Exec& exec, const ChannelsFirst& cf, F run) {
-  const int64_t per_plane = (cf.inner + kChunkPositions - 1) / kChunkPositions;
-  const int64_t grain = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, kChunkPositions * cf.channels));
-  parallel_for(exec, cf.outer * per_plane, grain, [&](int64_t begin, int64_t end) {
+template <class C, class T, template <class, class> class Dir>
+void run(const Exec& exec, const typename Dir<C, T>::Src* src, int64_t n, const ChannelsFirst* cf,
+         typename Dir<C, T>::Dst* dst) {
+  const bool vec = kVector<C, T> && vector_tiles_enabled.load(std::memory_order_relaxed) && vector_tiles_available();
+  if (!cf) {
+    parallel_for(exec, n, kChunkElements, [&](int64_t b, int64_t e) { Dir<C, T>::flat(src + b, e - b, dst + b, vec); });
+    return;
+  }
+  const int64_t plane = cf->channels * cf->inner;
+  const int64_t per_plane = (cf->inner + kChunkPositions - 1) / kChunkPositions;
+  const int64_t grain = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, kChunkPositions * cf->channels));
+  parallel_for(exec, cf->outer * per_plane, grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t o = i / per_plane, s0 = i % per_plane * kChunkPositions;
-      run(o, s0, std::min(s0 + kChunkPositions, cf.inner));
+      Dir<C, T>::block(src + o * plane, dst + o * plane, *cf, s0, std::min(s0 + kChunkPositions, cf->inner), vec);
     }
   });
-}
-
-template <class C, class T>
-void run_in(const Exec& exec, const typename C::S* src, int64_t n, const ChannelsFirst* cf, T* dst) {
-  const bool vec = use_vector<C, T>();
-  if (!cf) {
-    parallel_for(exec, n, kChunkElements, [&](int64_t b, int64_t e) {
-#if GRADRT_CONVERT_X86
-      if constexpr (std::is_same_v<T, float> && kVectorCodec<C>)
-        if (vec) return vector_flat_in<C>(src + b, e - b, dst + b);
-#endif
-      flat_in<C>(src + b, e - b, dst + b);
-    });
-    return;
-  }
-  const int64_t plane = cf->channels * cf->inner;
-  for_runs(exec, *cf, [&](int64_t o, int64_t s0, int64_t s1) {
-#if GRADRT_CONVERT_X86
-    if constexpr (std::is_same_v<T, float> && kVectorCodec<C>)
-      if (vec) return vector_block_in<C>(src + o * plane, cf->inner, dst + o * plane, cf->channels, s0, s1);
-#endif
-    block_in<C>(src + o * plane, cf->inner, dst + o * plane, cf->channels, s0, s1);
-  });
-  (void)vec;
-}
-
-template <class C, class T>
-void run_out(const Exec& exec, const T* src, int64_t n, const ChannelsFirst* cf, typename C::S* dst) {
-  const bool vec = use_vector<C, T>();
-  if (!cf) {
-    parallel_for(exec, n, kChunkElements, [&](int64_t b, int64_t e) {
-#if GRADRT_CONVERT_X86
-      if constexpr (std::is_same_v<T, float> && kVectorCodec<C>)
-        if (vec) return vector_flat_out<C>(src + b, e - b, dst + b);
-#endif
-      flat_out<C>(src + b, e - b, dst + b);
-    });
-    return;
-  }
-  const int64_t plane = cf->channels * cf->inner;
-  for_runs(exec, *cf, [&](int64_t o, int64_t s0, int64_t s1) {
-#if GRADRT_CONVERT_X86
-    if constexpr (std::is_same_v<T, float> && kVectorCodec<C>)
-      if (vec) return vector_block_out<C>(src + o * plane, cf->channels, dst + o * plane, cf->inner, s0, s1);
-#endif
-    block_out<C>(src + o * plane, cf->channels, dst + o * plane, cf->inner, s0, s1);
-  });
-  (void)vec;
 }
 
 }  // namespace
@@ -316,14 +307,14 @@ void convert_in(const Exec& exec, const void* src, DType from, int64_t n, const 
                 T* dst) {
   if (n <= 0) return;
   switch (from) {
-    case DType::float16: return run_in<Half>(exec, static_cast<const uint16_t*>(src), n, cf, dst);
-    case DType::bfloat16: return run_in<BFloat>(exec, static_cast<const uint16_t*>(src), n, cf, dst);
+    case DType::float16: return run<Half, T, In>(exec, static_cast<const uint16_t*>(src), n, cf, dst);
+    case DType::bfloat16: return run<BFloat, T, In>(exec, static_cast<const uint16_t*>(src), n, cf, dst);
     case DType::float32:
-      if (round_bf16) return run_in<RoundedFloat>(exec, static_cast<const float*>(src), n, cf, dst);
-      return run_in<Plain<float>>(exec, static_cast<const float*>(src), n, cf, dst);
-    case DType::float64: return run_in<Plain<double>>(exec, static_cast<const double*>(src), n, cf, dst);
-    case DType::int32: return run_in<Plain<int32_t>>(exec, static_cast<const int32_t*>(src), n, cf, dst);
-    case DType::int64: return run_in<Plain<int64_t>>(exec, static_cast<const int64_t*>(src), n, cf, dst);
+      if (round_bf16) return run<RoundedFloat, T, In>(exec, static_cast<const float*>(src), n, cf, dst);
+      return run<Plain<float>, T, In>(exec, static_cast<const float*>(src), n, cf, dst);
+    case DType::float64: return run<Plain<double>, T, In>(exec, static_cast<const double*>(src), n, cf, dst);
+    case DType::int32: return run<Plain<int32_t>, T, In>(exec, static_cast<const int32_t*>(src), n, cf, dst);
+    case DType::int64: return run<Plain<int64_t>, T, In>(exec, static_cast<const int64_t*>(src), n, cf, dst);
   }
 }
 
@@ -332,14 +323,14 @@ void convert_out(const Exec& exec, const T* src, void* dst, DType to, int64_t n,
                  bool round_bf16) {
   if (n <= 0) return;
   switch (to) {
-    case DType::float16: return run_out<Half>(exec, src, n, cf, static_cast<uint16_t*>(dst));
-    case DType::bfloat16: return run_out<BFloat>(exec, src, n, cf, static_cast<uint16_t*>(dst));
+    case DType::float16: return run<Half, T, Out>(exec, src, n, cf, static_cast<uint16_t*>(dst));
+    case DType::bfloat16: return run<BFloat, T, Out>(exec, src, n, cf, static_cast<uint16_t*>(dst));
     case DType::float32:
-      if (round_bf16) return run_out<RoundedFloat>(exec, src, n, cf, static_cast<float*>(dst));
-      return run_out<Plain<float>>(exec, src, n, cf, static_cast<float*>(dst));
-    case DType::float64: return run_out<Plain<double>>(exec, src, n, cf, static_cast<double*>(dst));
-    case DType::int32: return run_out<Plain<int32_t>>(exec, src, n, cf, static_cast<int32_t*>(dst));
-    case DType::int64: return run_out<Plain<int64_t>>(exec, src, n, cf, static_cast<int64_t*>(dst));
+      if (round_bf16) return run<RoundedFloat, T, Out>(exec, src, n, cf, static_cast<float*>(dst));
+      return run<Plain<float>, T, Out>(exec, src, n, cf, static_cast<float*>(dst));
+    case DType::float64: return run<Plain<double>, T, Out>(exec, src, n, cf, static_cast<double*>(dst));
+    case DType::int32: return run<Plain<int32_t>, T, Out>(exec, src, n, cf, static_cast<int32_t*>(dst));
+    case DType::int64: return run<Plain<int64_t>, T, Out>(exec, src, n, cf, static_cast<int64_t*>(dst));
   }
 }
 
