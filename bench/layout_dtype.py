@@ -10,8 +10,12 @@ back to back (order reversed every other round); a row's ratio is its median_ms 
 median_ms of the same op and binary in the same round, and the table prints the median of the per-round
 ratios with their quartiles (on a shared host the speed drifts between rounds; paired ratios do not).
 Several binaries (a build before and after a change) are columns of one table.
+
+--cpu times CPU instead of the wall clock: the process's user+system time of `--repeat N` minus that of
+`--repeat 1` (start-up, .npy reading) in the same round, over N-1. On a host whose cores are shared with
+other jobs a wall-clock median also counts the time the process waited for a core; CPU time does not.
 """
-import argparse, json, os, statistics, struct, sys, tempfile
+import argparse, json, os, statistics, struct, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_medians as cm
@@ -65,12 +69,31 @@ def rows(workdir, threads):
     return out
 
 
+def cpu_ms(binary, args, repeat):
+    """User+system CPU ms of one `binary args --repeat repeat` process."""
+    p = subprocess.Popen([binary] + args + ["--repeat", str(repeat)], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = status
+    if status != 0:
+        sys.exit("%s %s failed: %s" % (binary, " ".join(args), err.decode().strip()))
+    return 1000.0 * (usage.ru_utime + usage.ru_stime)
+
+
+def per_call_ms(binary, args, repeat, cpu):
+    if not cpu:
+        return cm.cli_median_ms(binary, args, repeat)
+    return (cpu_ms(binary, args, repeat) - cpu_ms(binary, args, 1)) / (repeat - 1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("gradrt", nargs="+")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=300)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--cpu", action="store_true", help="CPU time per call instead of the wall-clock median")
     a = ap.parse_args()
     table = rows(tempfile.mkdtemp(prefix="gradrt-layout-"), a.threads)
     ms = {(b, i): [] for b in a.gradrt for i in range(len(table))}
@@ -78,11 +101,11 @@ def main():
         order = list(range(len(table))) if r % 2 == 0 else list(reversed(range(len(table))))
         for i in order:
             for b in (a.gradrt if r % 2 == 0 else a.gradrt[::-1]):
-                ms[(b, i)].append(cm.cli_median_ms(b, table[i][3], a.repeat))
+                ms[(b, i)].append(per_call_ms(b, table[i][3], a.repeat, a.cpu))
     base_of = {op: i for i, (op, layout, dtype, _) in enumerate(table) if (layout, dtype) == ("NHWC", "float32")}
-    print("3x3 s1 %dx%dx%d->%d, batch 1, %d thread(s), gradrt run --repeat %d, %d paired rounds; "
-          "ratio = median over rounds of ms / NHWC float32 ms [quartiles]" % (HW, HW, CI, CO, a.threads, a.repeat,
-                                                                              a.rounds))
+    print("3x3 s1 %dx%dx%d->%d, batch 1, %d thread(s), gradrt run --repeat %d, %d paired rounds, %s; "
+          "ratio = median over rounds of ms / NHWC float32 ms [quartiles]" % (
+              HW, HW, CI, CO, a.threads, a.repeat, a.rounds, "CPU ms per call" if a.cpu else "wall-clock median ms"))
     print("%-22s %-5s %-9s | %s" % ("op", "", "dtype", " | ".join("%-30s" % b for b in a.gradrt)))
     for i, (op, layout, dtype, _) in enumerate(table):
         cells = []
