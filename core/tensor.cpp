@@ -86,8 +86,10 @@ constexpr size_t kHeader = 128, kAlign = 128;
 // 181-195 us), so native outputs stay where malloc puts them.
 constexpr size_t kAwayBytes = size_t{64} << 10, kPage = 4096;
 
-// Blocks of >= 1 MiB, at most 8 of them and 256 MiB together, oldest dropped first; taken
-// only by an exact size match. Not in wasm, where freed heap memory never leaves the
+// Blocks of >= 128 KiB (glibc's default mmap threshold: smaller ones stay in malloc's heap),
+// at most 8 of them and 256 MiB together, oldest dropped first; taken only by an exact size
+// match. Conversion scratch (core/convert.h) comes from here too: without the cache every
+// NCHW or half-precision call faulted in fresh pages for it. Not in wasm, where freed heap memory never leaves the
 // process and a kept block would only stop malloc from reusing it for other sizes.
 class BlockCache {
  public:
@@ -121,7 +123,7 @@ class BlockCache {
   }
 
  private:
-  static constexpr size_t kMinBytes = size_t{1} << 20, kMaxBytes = size_t{256} << 20, kMaxBlocks = 8;
+  static constexpr size_t kMinBytes = size_t{128} << 10, kMaxBytes = size_t{256} << 20, kMaxBlocks = 8;
   static bool cacheable(size_t bytes) {
 #if defined(__EMSCRIPTEN__)
     (void)bytes;
