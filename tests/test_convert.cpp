@@ -150,7 +150,8 @@ TEST_CASE("convert: every float16 bit pattern and the hard floats, flat, both pa
 
 TEST_CASE("convert: NCHW <-> NHWC on odd shapes, every float dtype, both paths, 1 and 3 threads") {
   const std::vector<float> hard = hard_floats();
-  const ChannelsFirst shapes[] = {{1, 1, 1}, {2, 3, 5}, {1, 8, 8}, {3, 9, 17}, {1, 7, 65}, {2, 16, 63}, {1, 64, 300}};
+  const ChannelsFirst shapes[] = {{1, 1, 1}, {2, 3, 5}, {1, 8, 8}, {3, 9, 17}, {1, 7, 65}, {2, 16, 63}, {1, 64, 300},
+                                  {2, 4, 20000}};  // the last: several parallel_for chunks
   on_each_path([&] {
     for (const ChannelsFirst& cf : shapes) {
       CAPTURE(cf.outer);
@@ -186,4 +187,50 @@ TEST_CASE("convert: double compute and integer storage keep their plain casts") 
   std::vector<float> f(30);
   convert_in<float>(Exec{1}, ints.data(), DType::int32, 30, nullptr, false, f.data());
   CHECK(f[29] == static_cast<float>(ints[29]));
+}
+
+// The op through OpContext: an NCHW float16 Conv2DBackpropFilter equals the NHWC float32 op
+// on the same values (inputs widened and transposed here by index, one element at a time)
+// with its output rounded by float_to_half, byte for byte, on 1 and 3 threads.
+TEST_CASE("convert: NCHW float16 conv gradient = NHWC float32 on scalar-converted tensors") {
+  const int64_t N = 2, C = 5, H = 7, W = 9, K = 11;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-2, 2);
+  std::vector<uint16_t> x16(N * C * H * W), dy16(N * K * H * W);  // NCHW
+  for (auto& v : x16) v = float_to_half(u(rng));
+  for (auto& v : dy16) v = float_to_half(u(rng));
+  auto to_nhwc = [&](const std::vector<uint16_t>& src, int64_t ch) {
+    std::vector<float> out(src.size());
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < ch; ++c)
+        for (int64_t s = 0; s < H * W; ++s) out[(n * H * W + s) * ch + c] = half_to_float(src[(n * ch + c) * H * W + s]);
+    return out;
+  };
+  const std::vector<float> x32 = to_nhwc(x16, C), dy32 = to_nhwc(dy16, K);
+  const std::vector<int32_t> fsizes = {3, 3, static_cast<int32_t>(C), static_cast<int32_t>(K)};
+  auto run = [&](const char* format, DType d, const void* x, const void* dy, int threads) {
+    const bool nchw = std::string(format) == "NCHW";
+    Inputs in;
+    in["input"] = {d, nchw ? std::vector<int64_t>{N, C, H, W} : std::vector<int64_t>{N, H, W, C}, x};
+    in["filter_sizes"] = {DType::int32, {4}, fsizes.data()};
+    in["out_backprop"] = {d, nchw ? std::vector<int64_t>{N, K, H, W} : std::vector<int64_t>{N, H, W, K}, dy};
+    Attrs attrs{{"strides", AttrValue(std::vector<int64_t>{1, 1, 1, 1})}, {"padding", AttrValue("SAME")},
+                {"data_format", AttrValue(format)}};
+    RunOptions options;
+    options.backend = "cpu";
+    options.threads = threads;
+    Outputs out;
+    REQUIRE(run_op("Conv2DBackpropFilter", in, attrs, &out, options).ok());
+    return std::move(out[0].second);
+  };
+  const Tensor want32 = run("NHWC", DType::float32, x32.data(), dy32.data(), 1);
+  for (int threads : {1, 3}) {
+    CAPTURE(threads);
+    const Tensor got = run("NCHW", DType::float16, x16.data(), dy16.data(), threads);
+    REQUIRE(got.num_elements() == want32.num_elements());
+    int64_t bad = 0;
+    for (int64_t i = 0; i < got.num_elements(); ++i)
+      bad += got.data_as<uint16_t>()[i] != float_to_half(want32.data_as<float>()[i]);
+    CHECK(bad == 0);
+  }
 }
