@@ -8,43 +8,11 @@ Status missing_kernel(const char* kernel) {
 }
 }  // namespace
 
-#define GRADRT_DEFAULT_KERNELS(T)                                                                               \
-  Status Backend::conv2d(const Exec&, const ConvParams&, const T*, const T*, T*) { return missing_kernel("conv2d"); } \
-  Status Backend::conv2d_backprop_input(const Exec&, const ConvParams&, const T*, const T*, T*) {               \
-    return missing_kernel("conv2d_backprop_input");                                                              \
-  }                                                                                                              \
-  Status Backend::conv2d_backprop_filter(const Exec&, const ConvParams&, const T*, const T*, T*) {              \
-    return missing_kernel("conv2d_backprop_filter");                                                             \
-  }                                                                                                              \
-  Status Backend::depthwise_conv2d_native(const Exec&, const ConvParams&, const T*, const T*, T*) {             \
-    return missing_kernel("depthwise_conv2d_native");                                                            \
-  }                                                                                                              \
-  Status Backend::depthwise_conv2d_native_backprop_input(const Exec&, const ConvParams&, const T*, const T*, T*) { \
-    return missing_kernel("depthwise_conv2d_native_backprop_input");                                             \
-  }                                                                                                              \
-  Status Backend::depthwise_conv2d_native_backprop_filter(const Exec&, const ConvParams&, const T*, const T*, T*) { \
-    return missing_kernel("depthwise_conv2d_native_backprop_filter");                                            \
-  }                                                                                                              \
-  Status Backend::batch_norm_stats(const Exec&, const BatchNormParams&, const T*, T*, T*) {                     \
-    return missing_kernel("batch_norm_stats");                                                                   \
-  }                                                                                                              \
-  Status Backend::batch_norm_apply(const Exec&, const BatchNormParams&, const T*, const T*, const T*, const T*, \
-                                   const T*, T*) {                                                               \
-    return missing_kernel("batch_norm_apply");                                                                   \
-  }                                                                                                              \
-  Status Backend::fused_batch_norm_grad(const Exec&, const BatchNormParams&, const T*, const T*, const T*,      \
-                                        const T*, const T*, T*, T*, T*) {                                        \
-    return missing_kernel("fused_batch_norm_grad");                                                              \
-  }                                                                                                              \
-  Status Backend::fractional_avg_pool(const Exec&, const FracPoolParams&, const T*, T*) {                       \
-    return missing_kernel("fractional_avg_pool");                                                                \
-  }                                                                                                              \
-  Status Backend::fractional_avg_pool_grad(const Exec&, const FracPoolParams&, const T*, T*) {                  \
-    return missing_kernel("fractional_avg_pool_grad");                                                           \
-  }
-GRADRT_DEFAULT_KERNELS(float)
-GRADRT_DEFAULT_KERNELS(double)
-#undef GRADRT_DEFAULT_KERNELS
+#define GRADRT_KERNEL_DEFAULT(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES) \
+  Status Backend::STEM(const Exec&, const P&, GRADRT_UNPACK ARGS) { return missing_kernel(#STEM); }
+GRADRT_KERNELS(GRADRT_KERNEL_DEFAULT, float)
+GRADRT_KERNELS(GRADRT_KERNEL_DEFAULT, double)
+#undef GRADRT_KERNEL_DEFAULT
 
 #ifdef GRADRT_NO_VULKAN
 Backend* vulkan_backend() { return nullptr; }
@@ -54,6 +22,12 @@ std::vector<Backend*> all_backends() {
   std::vector<Backend*> list = {reference_backend(), cpu_backend()};
   if (Backend* vk = vulkan_backend()) list.push_back(vk);
   return list;
+}
+
+Backend* auto_backend_for(Kernel kernel, int64_t work) {
+  for (Backend* b : all_backends())
+    if (b != cpu_backend() && b != reference_backend() && b->preferred_for(kernel, work) && b->available().ok()) return b;
+  return cpu_backend();
 }
 
 Backend* find_backend(std::string_view name) {

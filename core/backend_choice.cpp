@@ -4,16 +4,9 @@
 
 namespace gradrt {
 
-Backend* auto_backend_for(const char* stem, int64_t work) {
-  for (Backend* b : all_backends())
-    if (b != cpu_backend() && b != reference_backend() && b->preferred_for(stem, work) && b->available().ok())
-      return b;
-  return cpu_backend();
-}
-
-Status backend_for(const std::string& name, const char* stem, int64_t work, Backend** out) {
+Status backend_for(const std::string& name, std::optional<Kernel> kernel, int64_t work, Backend** out) {
   if (name == "auto") {
-    *out = auto_backend_for(stem, work);
+    *out = kernel ? auto_backend_for(*kernel, work) : cpu_backend();
     return Status::OK();
   }
   Backend* b = find_backend(name);

@@ -9,23 +9,6 @@
 
 namespace gradrt {
 
-namespace {
-
-// One thread's time per unit of run_kernel's work estimate (conv: multiply-adds; batch norm
-// and pooling: elements), in ns, from bench/gradrt_bench at batch 1, 1 thread (Zen 5,
-// avx512; slower machines only make ops look smaller than they are). Rough: it only keeps
-// tiny ops off the pool (threads_for_work). -1: unknown, no cap.
-double ns_per_work(std::string_view stem) {
-  auto starts = [&](std::string_view prefix) { return stem.substr(0, prefix.size()) == prefix; };
-  if (starts("depthwise_conv2d")) return 0.02;       // 3.6M MACs in 45-70 us, 1.0M in 30-37 us
-  if (starts("conv2d")) return 0.01;                 // ~100 G MAC/s
-  if (starts("fused_batch_norm")) return 0.2;        // grad: 0.8M elements in 0.19 ms
-  if (starts("fractional_avg_pool")) return 0.5;
-  return -1;
-}
-
-}  // namespace
-
 OpContext::OpContext(std::string_view op, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
                      Outputs* outputs)
     : op_(op), inputs_(inputs), attrs_(attrs, std::string(op)), options_(options), outputs_(outputs) {
@@ -122,14 +105,14 @@ void OpContext::mark_written(const Tensor* t) {
   unwritten_.erase(std::remove(unwritten_.begin(), unwritten_.end(), t), unwritten_.end());
 }
 
-Status OpContext::choose_backend(const char* stem, int64_t work, Backend** out) {
+Status OpContext::choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out) {
   if (options_.threads < 0) return Status(Code::InvalidArgument, "threads must be >= 0, got " + std::to_string(options_.threads));
   // The kernel about to run gets no more threads than its work is worth (results do not
   // depend on the count). Recomputed from the request, so a second call does not compound.
   const int requested = options_.threads > 0 ? options_.threads : default_threads();
-  const double per = ns_per_work(stem);
+  const double per = kernel ? kernel_info(*kernel).ns_per_work : -1;
   exec_.threads = threads_for_work(requested, per < 0 ? -1.0 : per * static_cast<double>(work));
-  return backend_for(options_.backend, stem, work, out);
+  return backend_for(options_.backend, kernel, work, out);
 }
 
 Status OpContext::finish() {
@@ -139,7 +122,7 @@ Status OpContext::finish() {
   if (!ran_on_.empty()) return attrs_.check_unknown();
   // No kernel ran (empty result): still report which backend the call resolved to.
   Backend* b = nullptr;
-  GRADRT_RETURN_IF_ERROR(choose_backend("", 0, &b));
+  GRADRT_RETURN_IF_ERROR(choose_backend(std::nullopt, 0, &b));
   ran_on_ = b->name();
   return attrs_.check_unknown();
 }

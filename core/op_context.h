@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -63,10 +64,11 @@ class OpContext {
   template <class T>
   void store(const T* data, Tensor* out, const ChannelsFirst* cf = nullptr, bool typed = true) const;
 
-  // Runs `kernel(Backend*)` on the chosen backend. With backend=auto, a device backend that
+  // Runs `call(Backend*)` on the backend chosen for `kernel` (of the list, kernels.h) at this
+  // work estimate, which also caps the threads. With backend=auto, a device backend that
   // lacks the kernel (Unimplemented) hands over to cpu.
   template <class F>
-  Status run_kernel(const char* stem, int64_t work, F kernel);
+  Status run_kernel(Kernel kernel, int64_t work, F call);
 
   const Exec& exec() const { return exec_; }
   const std::string& ran_on() const { return ran_on_; }
@@ -74,7 +76,8 @@ class OpContext {
   Status finish();  // after a successful op: unknown attributes are refused
 
  private:
-  Status choose_backend(const char* stem, int64_t work, Backend** out);
+  // No kernel: the backend the call resolves to when nothing runs.
+  Status choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out);
   std::string op_;
   const Inputs& inputs_;
   AttrReader attrs_;
@@ -124,14 +127,14 @@ void OpContext::store(const T* data, Tensor* out, const ChannelsFirst* cf, bool 
 }
 
 template <class F>
-Status OpContext::run_kernel(const char* stem, int64_t work, F kernel) {
+Status OpContext::run_kernel(Kernel kernel, int64_t work, F call) {
   Backend* backend = nullptr;
-  GRADRT_RETURN_IF_ERROR(choose_backend(stem, work, &backend));
+  GRADRT_RETURN_IF_ERROR(choose_backend(kernel, work, &backend));
   ran_on_ = backend->name();
-  Status s = kernel(backend);
+  Status s = call(backend);
   if (s.code() == Code::Unimplemented && options_.backend == "auto" && backend != cpu_backend()) {
     ran_on_ = cpu_backend()->name();
-    s = kernel(cpu_backend());
+    s = call(cpu_backend());
   }
   if (s.code() == Code::Unimplemented && s.message().find(op_) == std::string::npos)
     s = Status(s.code(), op_ + " on backend " + ran_on_ + ": " + s.message());

@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "backend.h"
-#include "backend_choice.h"
 #include "op_context.h"
 #include "ops/ops.h"
 
@@ -89,11 +88,13 @@ std::vector<BackendInfo> backends() {
   return list;
 }
 
+// The op's kernels share their cost and offload (kernels.h): asking about the first one is enough.
 std::string auto_backend(std::string_view op) {
-  std::string stem;
   for (const OpEntry& e : table())
-    if (e.info.name == op) stem = e.stem;
-  return auto_backend_for(stem.c_str(), INT64_MAX)->name();
+    if (e.info.name == op)
+      for (int k = 0; k < kNumKernels; ++k)
+        if (std::string_view(kKernelInfo[k].op) == e.stem) return auto_backend_for(Kernel(k), INT64_MAX)->name();
+  return cpu_backend()->name();
 }
 
 }  // namespace gradrt

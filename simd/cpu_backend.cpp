@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "backend.h"
 #include "cpu_isa.h"
@@ -185,12 +186,12 @@ using simd::KernelTable;
 
 const KernelTable& kt() { return *simd::table_for(simd::cpu_isa()); }
 
-template <class T>
-const simd::KernelsT<T>& kernels();
-template <>
-const simd::KernelsT<float>& kernels<float>() { return kt().f32; }
-template <>
-const simd::KernelsT<double>& kernels<double>() { return kt().f64; }
+// The table of the element type of a kernel's first tensor argument (every kernel has one).
+template <class T, class... Rest>
+const simd::KernelsT<T>& kernels_for(const T*, Rest...) {
+  if constexpr (std::is_same_v<T, float>) return kt().f32;
+  else return kt().f64;
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -204,65 +205,14 @@ class CpuBackend final : public Backend {
     return s;
   }
 
-#define GRADRT_CPU_KERNELS(T)                                                                       \
-  Status conv2d(const Exec& e, const ConvParams& p, const T* x, const T* w, T* y) override {       \
-    kernels<T>().conv2d(e, p, x, w, y);                                                             \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status conv2d_backprop_input(const Exec& e, const ConvParams& p, const T* w, const T* dy,       \
-                               T* dx) override {                                                    \
-    kernels<T>().conv2d_backprop_input(e, p, w, dy, dx);                                            \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status conv2d_backprop_filter(const Exec& e, const ConvParams& p, const T* x, const T* dy,      \
-                                T* dw) override {                                                   \
-    kernels<T>().conv2d_backprop_filter(e, p, x, dy, dw);                                           \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status depthwise_conv2d_native(const Exec& e, const ConvParams& p, const T* x, const T* w,      \
-                                 T* y) override {                                                   \
-    kernels<T>().depthwise_conv2d_native(e, p, x, w, y);                                            \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status depthwise_conv2d_native_backprop_input(const Exec& e, const ConvParams& p, const T* w,   \
-                                                const T* dy, T* dx) override {                      \
-    kernels<T>().depthwise_conv2d_native_backprop_input(e, p, w, dy, dx);                           \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status depthwise_conv2d_native_backprop_filter(const Exec& e, const ConvParams& p, const T* x,  \
-                                                 const T* dy, T* dw) override {                     \
-    kernels<T>().depthwise_conv2d_native_backprop_filter(e, p, x, dy, dw);                          \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status batch_norm_stats(const Exec& e, const BatchNormParams& p, const T* x, T* mean,           \
-                          T* variance) override {                                                   \
-    kernels<T>().batch_norm_stats(e, p, x, mean, variance);                                         \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status batch_norm_apply(const Exec& e, const BatchNormParams& p, const T* x, const T* scale,    \
-                          const T* offset, const T* mean, const T* variance, T* y) override {       \
-    kernels<T>().batch_norm_apply(e, p, x, scale, offset, mean, variance, y);                       \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status fused_batch_norm_grad(const Exec& e, const BatchNormParams& p, const T* dy, const T* x,  \
-                               const T* scale, const T* mean, const T* variance, T* dx,            \
-                               T* dscale, T* doffset) override {                                    \
-    kernels<T>().fused_batch_norm_grad(e, p, dy, x, scale, mean, variance, dx, dscale, doffset);    \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status fractional_avg_pool(const Exec& e, const FracPoolParams& p, const T* x, T* y) override { \
-    kernels<T>().fractional_avg_pool(e, p, x, y);                                                   \
-    return Status::OK();                                                                            \
-  }                                                                                                 \
-  Status fractional_avg_pool_grad(const Exec& e, const FracPoolParams& p, const T* dy, T* dx)     \
-      override {                                                                                    \
-    kernels<T>().fractional_avg_pool_grad(e, p, dy, dx);                                            \
-    return Status::OK();                                                                            \
+#define GRADRT_CPU_FORWARD(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES)     \
+  Status STEM(const Exec& e, const P& p, GRADRT_UNPACK ARGS) override { \
+    kernels_for(GRADRT_UNPACK NAMES).STEM(e, p, GRADRT_UNPACK NAMES);   \
+    return Status::OK();                                                \
   }
-
-  GRADRT_CPU_KERNELS(float)
-  GRADRT_CPU_KERNELS(double)
-#undef GRADRT_CPU_KERNELS
+  GRADRT_KERNELS(GRADRT_CPU_FORWARD, float)
+  GRADRT_KERNELS(GRADRT_CPU_FORWARD, double)
+#undef GRADRT_CPU_FORWARD
 };
 
 }  // namespace

@@ -39,6 +39,7 @@ using gradrt::Code;
 using gradrt::ConvParams;
 using gradrt::Exec;
 using gradrt::FracPoolParams;
+using gradrt::Kernel;
 using gradrt::Status;
 using test::ConvKernel;
 using test::random_vec;
@@ -317,14 +318,14 @@ TEST_CASE("vulkan: detail lists limits; auto stays on cpu for CPU-type devices")
   CHECK(detail.find("maxComputeWorkGroupCount") != std::string::npos);
   CHECK(detail.find("maxStorageBufferRange") != std::string::npos);
   if (detail.find("(CPU,") != std::string::npos) {
-    CHECK_FALSE(vk->preferred_for("conv2d_backprop_input", INT64_MAX));
+    CHECK_FALSE(vk->preferred_for(Kernel::conv2d_backprop_input, INT64_MAX));
     CHECK(gradrt::auto_backend("Conv2DBackpropInput") == "cpu");
   }
-  CHECK_FALSE(vk->preferred_for("conv2d_backprop_input", 10));  // small work never goes to a device
+  CHECK_FALSE(vk->preferred_for(Kernel::conv2d_backprop_input, 10));  // small work never goes to a device
   // Bandwidth-bound ops never go to a device in `auto`, whatever the size.
-  for (const char* stem : {"depthwise_conv2d_native_backprop_input", "depthwise_conv2d_native_backprop_filter",
-                           "fused_batch_norm_grad", "fractional_avg_pool_grad"})
-    CHECK_FALSE(vk->preferred_for(stem, INT64_MAX));
+  for (Kernel k : {Kernel::depthwise_conv2d_native_backprop_input, Kernel::depthwise_conv2d_native_backprop_filter,
+                   Kernel::fused_batch_norm_grad, Kernel::fractional_avg_pool_grad})
+    CHECK_FALSE(vk->preferred_for(k, INT64_MAX));
 }
 
 TEST_CASE("vulkan: shapes beyond int32 indexing or the buffer range are refused with a status") {

@@ -37,74 +37,37 @@ class VulkanBackend final : public Backend {
   // copies to and from a discrete GPU alone take longer than one cpu pass: measured on an H100
   // (bench/vulkan_bench), DepthwiseConv2dNativeBackpropInput 8x112x112x32 6.1 ms wall vs 2.4 ms
   // cpu, FusedBatchNormGrad 8x56x56x64 4.7 vs 1.9, Conv2DBackpropInput 8x56x56x64 2.8 vs 12.6.
-  bool preferred_for(const char* op_stem, int64_t work) override {
-    const std::string stem = op_stem;
-    if (stem != "conv2d" && stem != "conv2d_backprop_input" && stem != "conv2d_backprop_filter") return false;
-    if (!init().ok()) return false;
+  // Which kernels may go is the list's `offload` column (kernels.h).
+  bool preferred_for(Kernel kernel, int64_t work) override {
+    if (!kernel_info(kernel).offload || !init().ok()) return false;
     return ctx_->info().is_real_gpu() && work >= (int64_t{1} << 22);
   }
 
-#define GRADRT_VK_FORWARD(name, ...)                     \
-  Status s = init();                                     \
-  if (!s.ok()) return s;                                 \
-  std::lock_guard<std::mutex> lock(ctx_->mutex());       \
-  s = vk::name(*ctx_, __VA_ARGS__);                      \
-  ctx_->save_pipeline_cache(); /* no-op unless new */    \
-  return s;
-
   // float64 uses the _f64 shader variants (devices with shaderFloat64; Unimplemented elsewhere).
-#define GRADRT_VK_KERNELS(T) \
-  Status conv2d(const Exec&, const ConvParams& p, const T* x, const T* w, T* y) override {              \
-    GRADRT_VK_FORWARD(conv2d, p, x, w, y)                                                               \
-  }                                                                                                     \
-  Status conv2d_backprop_input(const Exec&, const ConvParams& p, const T* w, const T* dy,               \
-                               T* dx) override {                                                        \
-    GRADRT_VK_FORWARD(conv2d_backprop_input, p, w, dy, dx)                                              \
-  }                                                                                                     \
-  Status conv2d_backprop_filter(const Exec&, const ConvParams& p, const T* x, const T* dy,              \
-                                T* dw) override {                                                       \
-    GRADRT_VK_FORWARD(conv2d_backprop_filter, p, x, dy, dw)                                             \
-  }                                                                                                     \
-  Status depthwise_conv2d_native(const Exec&, const ConvParams& p, const T* x, const T* w,              \
-                                 T* y) override {                                                       \
-    GRADRT_VK_FORWARD(depthwise_conv2d_native, p, x, w, y)                                              \
-  }                                                                                                     \
-  Status depthwise_conv2d_native_backprop_input(const Exec&, const ConvParams& p, const T* w,           \
-                                                const T* dy, T* dx) override {                          \
-    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_input, p, w, dy, dx)                             \
-  }                                                                                                     \
-  Status depthwise_conv2d_native_backprop_filter(const Exec&, const ConvParams& p, const T* x,          \
-                                                 const T* dy, T* dw) override {                         \
-    GRADRT_VK_FORWARD(depthwise_conv2d_native_backprop_filter, p, x, dy, dw)                            \
-  }                                                                                                     \
-  Status batch_norm_stats(const Exec&, const BatchNormParams& p, const T* x, T* mean,                   \
-                          T* variance) override {                                                       \
-    GRADRT_VK_FORWARD(batch_norm_stats, p, x, mean, variance)                                           \
-  }                                                                                                     \
-  Status batch_norm_apply(const Exec&, const BatchNormParams& p, const T* x, const T* scale,            \
-                          const T* offset, const T* mean, const T* variance, T* y) override {           \
-    GRADRT_VK_FORWARD(batch_norm_apply, p, x, scale, offset, mean, variance, y)                         \
-  }                                                                                                     \
-  Status fused_batch_norm_grad(const Exec&, const BatchNormParams& p, const T* dy, const T* x,          \
-                               const T* scale, const T* mean, const T* variance, T* dx,                 \
-                               T* dscale, T* doffset) override {                                        \
-    GRADRT_VK_FORWARD(fused_batch_norm_grad, p, dy, x, scale, mean, variance, dx, dscale, doffset)      \
-  }                                                                                                     \
-  Status fractional_avg_pool(const Exec&, const FracPoolParams& p, const T* x, T* y) override {         \
-    GRADRT_VK_FORWARD(fractional_avg_pool, p, x, y)                                                     \
-  }                                                                                                     \
-  Status fractional_avg_pool_grad(const Exec&, const FracPoolParams& p, const T* dy, T* dx) override {  \
-    GRADRT_VK_FORWARD(fractional_avg_pool_grad, p, dy, dx)                                              \
+#define GRADRT_VK_FORWARD(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES)                          \
+  Status STEM(const Exec&, const P& p, GRADRT_UNPACK ARGS) override {                      \
+    return forward([&] { return vk::STEM(*ctx_, p, GRADRT_UNPACK NAMES); });               \
   }
-  GRADRT_VK_KERNELS(float)
-  GRADRT_VK_KERNELS(double)
-#undef GRADRT_VK_KERNELS
+  GRADRT_KERNELS(GRADRT_VK_FORWARD, float)
+  GRADRT_KERNELS(GRADRT_VK_FORWARD, double)
 #undef GRADRT_VK_FORWARD
 
   explicit VulkanBackend(vk::Options options = {}) : options_(std::move(options)) {}
   bool validation_enabled() { return init().ok() && ctx_->validation_enabled(); }
 
  private:
+  // Runs a kernel on the context: one submission at a time; a pipeline created on the way is
+  // written to the cache (a no-op unless one is new).
+  template <class F>
+  Status forward(F kernel) {
+    Status s = init();
+    if (!s.ok()) return s;
+    std::lock_guard<std::mutex> lock(ctx_->mutex());
+    s = kernel();
+    ctx_->save_pipeline_cache();
+    return s;
+  }
+
   Status init() {
     std::call_once(once_, [this] { init_status_ = vk::Context::create(options_, &ctx_); });
     return init_status_;

@@ -134,6 +134,7 @@ export interface Runtime {
   dispose(): void;
 
   // camelCase helpers: inputs in TensorFlow's order, then attrs, then options.
+  // BEGIN generated from core/include/gradrt/ops.inc by scripts/gen_types.mjs: do not edit
   conv2dBackpropInput(input_sizes: TensorLike, filter: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
   conv2dBackpropInputV2(input: TensorLike, filter: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
   conv2dBackpropFilter(input: TensorLike, filter_sizes: TensorLike, out_backprop: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
@@ -150,6 +151,7 @@ export interface Runtime {
   fusedBatchNormV2(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike, variance: TensorLike, attrs?: Attrs, options?: RunOptions): Outputs;
   fusedBatchNormV3(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike, variance: TensorLike, attrs?: Attrs, options?: RunOptions): Outputs;
   fractionalAvgPool(value: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor; row_pooling_sequence: Tensor<'int64'>; col_pooling_sequence: Tensor<'int64'> };
+  // END generated
   [helper: string]: unknown;
 }
 

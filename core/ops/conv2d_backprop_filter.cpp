@@ -32,7 +32,7 @@ Status run_conv2d_backprop_filter(OpContext& ctx) {
   GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), filter_shape, &dw));
   const ConvOperands operands{.spec = spec, .p = p, .a = {*x, ConvRole::kX}, .b = {*dy, ConvRole::kDy},
                               .out = {dw, ConvRole::kW}};
-  return run_conv_kernel(ctx, "conv2d_backprop_filter", operands, [&](Backend* be, auto* in, auto* g, auto* out) {
+  return run_conv_kernel(ctx, Kernel::conv2d_backprop_filter, operands, [&](Backend* be, auto* in, auto* g, auto* out) {
     return be->conv2d_backprop_filter(ctx.exec(), p, in, g, out);
   });
 }

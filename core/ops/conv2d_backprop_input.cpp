@@ -52,7 +52,7 @@ Status run_conv2d_backprop_input(OpContext& ctx) {
   GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), input_shape, &dx));
   const ConvOperands operands{.spec = spec, .p = p, .a = {*filter, ConvRole::kW}, .b = {*dy, ConvRole::kDy},
                               .out = {dx, ConvRole::kX}};
-  return run_conv_kernel(ctx, "conv2d_backprop_input", operands, [&](Backend* be, auto* w, auto* g, auto* out) {
+  return run_conv_kernel(ctx, Kernel::conv2d_backprop_input, operands, [&](Backend* be, auto* w, auto* g, auto* out) {
     return be->conv2d_backprop_input(ctx.exec(), p, w, g, out);
   });
 }

@@ -30,7 +30,7 @@ Status run_conv_forward(OpContext& ctx, bool depthwise) {
   GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), y_shape, &y));
   const ConvOperands operands{.spec = spec, .p = p, .depthwise = depthwise, .a = {*x, ConvRole::kX},
                               .b = {*w, ConvRole::kW}, .out = {y, ConvRole::kDy}};
-  return run_conv_kernel(ctx, depthwise ? "depthwise_conv2d_native" : "conv2d", operands,
+  return run_conv_kernel(ctx, depthwise ? Kernel::depthwise_conv2d_native : Kernel::conv2d, operands,
                          [&](Backend* be, auto* in, auto* f, auto* out) {
                            return depthwise ? be->depthwise_conv2d_native(ctx.exec(), p, in, f, out)
                                             : be->conv2d(ctx.exec(), p, in, f, out);

@@ -24,7 +24,7 @@ Status run_depthwise_conv2d_native_backprop_input(OpContext& ctx) {
   GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), input_shape, &dx));
   const ConvOperands operands{.spec = spec, .p = p, .depthwise = true, .a = {*w, ConvRole::kW}, .b = {*dy, ConvRole::kDy},
                               .out = {dx, ConvRole::kX}};
-  return run_conv_kernel(ctx, "depthwise_conv2d_native_backprop_input", operands, [&](Backend* be, auto* f, auto* g, auto* out) {
+  return run_conv_kernel(ctx, Kernel::depthwise_conv2d_native_backprop_input, operands, [&](Backend* be, auto* f, auto* g, auto* out) {
     return be->depthwise_conv2d_native_backprop_input(ctx.exec(), p, f, g, out);
   });
 }

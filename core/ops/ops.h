@@ -25,7 +25,7 @@ struct KernelOutput {
 // A two-input kernel call: which kernel (for backend choice and the thread cost model),
 // its work estimate, and its operands.
 struct BinaryCall {
-  const char* stem;
+  Kernel kernel;
   int64_t work;
   KernelInput a, b;
   KernelOutput out;
@@ -40,7 +40,7 @@ Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
   const T* pa = ctx.load<T>(*c.a.t, c.a.n, &sa, c.a.cf);
   const T* pb = ctx.load<T>(*c.b.t, c.b.n, &sb, c.b.cf);
   T* po = ctx.output_buffer<T>(c.out.t, &so, c.out.cf);
-  Status s = ctx.run_kernel(c.stem, c.work, [&](Backend* be) { return kernel(be, pa, pb, po); });
+  Status s = ctx.run_kernel(c.kernel, c.work, [&](Backend* be) { return kernel(be, pa, pb, po); });
   if (s.ok()) ctx.store<T>(po, c.out.t, c.out.cf);
   return s;
 }
@@ -99,7 +99,7 @@ struct ConvOperands {
 // `out = kernel(backend, a, b, out)` in the compute type, NCHW operands transposed around it.
 // `kernel` is generic over the element type: [&](Backend* be, auto* a, auto* b, auto* o).
 template <class K>
-Status run_conv_kernel(OpContext& ctx, const char* stem, const ConvOperands& c, K kernel) {
+Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& c, K kernel) {
   const ConvParams& p = c.p;
   const int64_t w_elements = c.depthwise ? p.dw_w_elements() : p.w_elements();
   auto count = [&](ConvRole r) { return r == ConvRole::kX ? p.x_elements() : r == ConvRole::kW ? w_elements : p.y_elements(); };
@@ -111,7 +111,7 @@ Status run_conv_kernel(OpContext& ctx, const char* stem, const ConvOperands& c, 
   };
   // Multiply-adds: every dy element takes one per tap and filter input channel.
   const int64_t work = p.y_elements() * p.filter_h * p.filter_w * (c.depthwise ? 1 : p.filter_in_c);
-  const BinaryCall call{stem, work, {&c.a.t, count(c.a.role), layout(c.a.role)},
+  const BinaryCall call{which, work, {&c.a.t, count(c.a.role), layout(c.a.role)},
                         {&c.b.t, count(c.b.role), layout(c.b.role)}, {c.out.t, layout(c.out.role)}};
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);

@@ -5,25 +5,17 @@
 
 #include <cstdint>
 
-#include "params.h"
+#include "kernels.h"
 
 namespace gradrt::ref {
 
-template <class T> void conv2d(const ConvParams& p, const T* x, const T* w, T* y);
-template <class T> void conv2d_backprop_input(const ConvParams& p, const T* w, const T* dy, T* dx);
-template <class T> void conv2d_backprop_filter(const ConvParams& p, const T* x, const T* dy, T* dw);
-template <class T> void depthwise_conv2d_native(const ConvParams& p, const T* x, const T* w, T* y);
-template <class T> void depthwise_conv2d_native_backprop_input(const ConvParams& p, const T* w, const T* dy, T* dx);
-template <class T> void depthwise_conv2d_native_backprop_filter(const ConvParams& p, const T* x, const T* dy, T* dw);
-template <class T> void batch_norm_stats(const BatchNormParams& p, const T* x, T* mean, T* variance);
-template <class T>
-void batch_norm_apply(const BatchNormParams& p, const T* x, const T* scale, const T* offset, const T* mean,
-                      const T* variance, T* y);
-template <class T>
-void fused_batch_norm_grad(const BatchNormParams& p, const T* dy, const T* x, const T* scale, const T* mean,
-                           const T* variance, T* dx, T* dscale, T* doffset);
-// Also instantiated for int32_t and int64_t (TF's integer pooling: sum in T, truncating divide).
-template <class T> void fractional_avg_pool(const FracPoolParams& p, const T* x, T* y);
-template <class T> void fractional_avg_pool_grad(const FracPoolParams& p, const T* dy, T* dx);
+// One function template per kernel of the list (kernels.h), without the Exec: single-threaded.
+// fractional_avg_pool(_grad) are also instantiated for int32_t and int64_t (TF's integer
+// pooling: sum in T, truncating divide).
+#define GRADRT_REF_DECLARE(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES) \
+  template <class T>                                              \
+  void STEM(const P& p, GRADRT_UNPACK ARGS);
+GRADRT_KERNELS(GRADRT_REF_DECLARE, T)
+#undef GRADRT_REF_DECLARE
 
 }  // namespace gradrt::ref

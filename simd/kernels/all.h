@@ -19,17 +19,9 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 template <class T, class Arch>
 KernelsT<T> make_kernels() {
   KernelsT<T> k;
-  k.conv2d = &conv2d<T, Arch>;
-  k.conv2d_backprop_input = &conv2d_backprop_input<T, Arch>;
-  k.conv2d_backprop_filter = &conv2d_backprop_filter<T, Arch>;
-  k.depthwise_conv2d_native = &depthwise_conv2d_native<T, Arch>;
-  k.depthwise_conv2d_native_backprop_input = &depthwise_conv2d_native_backprop_input<T, Arch>;
-  k.depthwise_conv2d_native_backprop_filter = &depthwise_conv2d_native_backprop_filter<T, Arch>;
-  k.batch_norm_stats = &batch_norm_stats<T, Arch>;
-  k.batch_norm_apply = &batch_norm_apply<T, Arch>;
-  k.fused_batch_norm_grad = &fused_batch_norm_grad<T, Arch>;
-  k.fractional_avg_pool = &fractional_avg_pool<T, Arch>;
-  k.fractional_avg_pool_grad = &fractional_avg_pool_grad<T, Arch>;
+#define GRADRT_CPU_FILL(STEM, ...) k.STEM = &STEM<T, Arch>;
+  GRADRT_KERNELS(GRADRT_CPU_FILL, T)
+#undef GRADRT_CPU_FILL
   return k;
 }
 

@@ -1,4 +1,5 @@
-// npm run build: the three Emscripten builds (SIMD128, scalar, SIMD128 + pthreads) -> web/dist/.
+// npm run build: the three Emscripten builds (SIMD128, scalar, SIMD128 + pthreads) -> web/dist/,
+// and index.d.ts's op helpers regenerated from the op list (scripts/gen_types.mjs).
 //   node scripts/build.mjs [--jobs N] [--only simd|scalar|simd-threads[,...]]
 // Needs emcmake/emcc (Debian: apt-get install emscripten) and cmake.
 import { execFileSync } from 'node:child_process';
@@ -6,6 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { updateTypes } from './gen_types.mjs';
 
 const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const root = resolve(web, '..');
@@ -31,6 +33,7 @@ function run(cmd, argv) {
   }
 }
 
+updateTypes();
 mkdirSync(dist, { recursive: true });
 for (const flavour of flavours) {
   const build = join(root, `build-wasm-${flavour}`);
