@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "backend_choice.h"
 #include "parallel.h"
 #include "status_macros.h"
 
@@ -39,7 +40,8 @@ Status OpContext::int_vector(const TensorView& t, const char* name, std::vector<
   // Bounded by the input itself: its element count was checked when it was fetched.
   const int64_t n = t.shape[0];
   out->resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) (*out)[i] = read_scalar<int64_t>(t.data, t.dtype, i);
+  if (t.dtype == DType::int64) std::copy_n(static_cast<const int64_t*>(t.data), n, out->begin());
+  else std::copy_n(static_cast<const int32_t*>(t.data), n, out->begin());
   return Status::OK();
 }
 
@@ -110,17 +112,7 @@ Status OpContext::choose_backend(std::optional<Kernel> kernel, int64_t work, Bac
   const int requested = options_.threads > 0 ? options_.threads : default_threads();
   const double per = kernel ? kernel_info(*kernel).ns_per_work : -1;
   exec_.threads = threads_for_work(requested, per < 0 ? -1.0 : per * static_cast<double>(work));
-  if (options_.backend == "auto") {
-    *out = kernel ? auto_backend_for(*kernel, work) : cpu_backend();
-    return Status::OK();
-  }
-  Backend* b = find_backend(options_.backend);
-  if (!b && options_.backend == "vulkan")
-    return Status(Code::Unavailable, "vulkan: this gradrt was built without the Vulkan backend");
-  if (!b) return Status(Code::NotFound, "unknown backend '" + options_.backend + "' (reference, cpu, vulkan, auto)");
-  GRADRT_RETURN_IF_ERROR(b->available());
-  *out = b;
-  return Status::OK();
+  return backend_for(options_.backend, kernel, work, out);
 }
 
 Status OpContext::finish() {

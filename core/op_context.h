@@ -1,6 +1,6 @@
 // What an op implementation (core/ops/<stem>.cpp) works with: its inputs, attributes,
-// the chosen backend, and helpers that turn user tensors into the compute form kernels
-// expect (float or double, channels last) and back.
+// outputs and the dtype policy; load/output_buffer/store hand tensors to convert.h when
+// they are not already in the compute form kernels expect (float or double, channels last).
 #pragma once
 
 #include <cstring>
@@ -12,16 +12,11 @@
 #include "attrs.h"
 #include "backend.h"
 #include "checked.h"
+#include "convert.h"
 #include "gradrt/gradrt.h"
 #include "status_macros.h"
 
 namespace gradrt {
-
-// Channels-first data seen as [outer, channels, inner] (NCHW: outer = N, inner = H*W).
-// Kernels want [outer, inner, channels].
-struct ChannelsFirst {
-  int64_t outer = 0, channels = 0, inner = 0;
-};
 
 class OpContext {
  public:
@@ -54,7 +49,7 @@ class OpContext {
   // `typed`: the tensor has the op's dtype T (false for FusedBatchNorm's float32 U operands),
   // so T=bfloat16 rounding applies to it.
   template <class T>
-  const T* load(const TensorView& t, int64_t n, std::vector<T>* storage, const ChannelsFirst* cf = nullptr,
+  const T* load(const TensorView& t, int64_t n, Scratch<T>* storage, const ChannelsFirst* cf = nullptr,
                 bool typed = true) const;
 
   // Allocates an output of this dtype and shape; records it in the op's outputs. Its memory
@@ -65,7 +60,7 @@ class OpContext {
   // Where a kernel writes an output: the tensor itself when it is T and channels last,
   // else `storage`, which store() then converts into the tensor.
   template <class T>
-  T* output_buffer(Tensor* out, std::vector<T>* storage, const ChannelsFirst* cf = nullptr, bool typed = true) const;
+  T* output_buffer(Tensor* out, Scratch<T>* storage, const ChannelsFirst* cf = nullptr, bool typed = true) const;
   template <class T>
   void store(const T* data, Tensor* out, const ChannelsFirst* cf = nullptr, bool typed = true) const;
 
@@ -98,90 +93,37 @@ class OpContext {
 // ---- implementation of the templates
 
 template <class T>
-T read_scalar(const void* data, DType dtype, int64_t i) {
-  switch (dtype) {
-    case DType::float16: return static_cast<T>(half_to_float(static_cast<const uint16_t*>(data)[i]));
-    case DType::bfloat16: return static_cast<T>(bfloat16_to_float(static_cast<const uint16_t*>(data)[i]));
-    case DType::float32: return static_cast<T>(static_cast<const float*>(data)[i]);
-    case DType::float64: return static_cast<T>(static_cast<const double*>(data)[i]);
-    case DType::int32: return static_cast<T>(static_cast<const int32_t*>(data)[i]);
-    case DType::int64: return static_cast<T>(static_cast<const int64_t*>(data)[i]);
-  }
-  return T(0);
-}
-
-template <class T>
 constexpr DType dtype_of() {
   return std::is_same_v<T, float> ? DType::float32 : DType::float64;
 }
 
 template <class T>
-const T* OpContext::load(const TensorView& t, int64_t n, std::vector<T>* storage, const ChannelsFirst* cf,
+const T* OpContext::load(const TensorView& t, int64_t n, Scratch<T>* storage, const ChannelsFirst* cf,
                          bool typed) const {
-  bool round = typed && round_bf16_ && t.dtype == DType::float32;
+  // T=bfloat16 rounding applies to float compute only (float64 tensors never carry it).
+  const bool round = std::is_same_v<T, float> && typed && round_bf16_ && t.dtype == DType::float32;
   if (!cf && !round && t.dtype == dtype_of<T>()) return static_cast<const T*>(t.data);
-  storage->resize(static_cast<size_t>(n));
-  T* dst = storage->data();
-  auto value = [&](int64_t i) {
-    T v = read_scalar<T>(t.data, t.dtype, i);
-    if constexpr (std::is_same_v<T, float>) {
-      if (round) v = bfloat16_to_float(float_to_bfloat16(v));
-    }
-    return v;
-  };
-  if (!cf) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = value(i);
-    return dst;
-  }
-  for (int64_t o = 0; o < cf->outer; ++o)
-    for (int64_t c = 0; c < cf->channels; ++c)
-      for (int64_t s = 0; s < cf->inner; ++s)
-        dst[(o * cf->inner + s) * cf->channels + c] = value((o * cf->channels + c) * cf->inner + s);
+  T* dst = storage->allocate(n);
+  convert_in<T>(exec_, t.data, t.dtype, n, cf, round, dst);
   return dst;
 }
 
 template <class T>
-void store_scalar(void* data, DType dtype, int64_t i, T v, bool round_bf16) {
-  switch (dtype) {
-    case DType::float16: static_cast<uint16_t*>(data)[i] = float_to_half(static_cast<float>(v)); break;
-    case DType::bfloat16: static_cast<uint16_t*>(data)[i] = float_to_bfloat16(static_cast<float>(v)); break;
-    case DType::float32: {
-      float f = static_cast<float>(v);
-      static_cast<float*>(data)[i] = round_bf16 ? bfloat16_to_float(float_to_bfloat16(f)) : f;
-      break;
-    }
-    case DType::float64: static_cast<double*>(data)[i] = static_cast<double>(v); break;
-    case DType::int32: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(v); break;
-    case DType::int64: static_cast<int64_t*>(data)[i] = static_cast<int64_t>(v); break;
-  }
-}
-
-template <class T>
-T* OpContext::output_buffer(Tensor* out, std::vector<T>* storage, const ChannelsFirst* cf, bool typed) const {
+T* OpContext::output_buffer(Tensor* out, Scratch<T>* storage, const ChannelsFirst* cf, bool typed) const {
   bool round = typed && round_bf16_ && out->dtype() == DType::float32;
   if (!cf && !round && out->dtype() == dtype_of<T>()) {
     const_cast<OpContext*>(this)->mark_written(out);  // the kernel writes every element
     return out->data_as<T>();
   }
-  storage->assign(static_cast<size_t>(out->num_elements()), T(0));
-  return storage->data();
+  return storage->allocate(out->num_elements());  // the kernel writes every element
 }
 
 template <class T>
 void OpContext::store(const T* data, Tensor* out, const ChannelsFirst* cf, bool typed) const {
   const_cast<OpContext*>(this)->mark_written(out);
   if (data == out->data()) return;  // the kernel wrote in place
-  int64_t n = out->num_elements();
-  bool round = typed && round_bf16_ && out->dtype() == DType::float32;
-  if (!cf) {
-    for (int64_t i = 0; i < n; ++i) store_scalar(out->data(), out->dtype(), i, data[i], round);
-    return;
-  }
-  for (int64_t o = 0; o < cf->outer; ++o)
-    for (int64_t c = 0; c < cf->channels; ++c)
-      for (int64_t s = 0; s < cf->inner; ++s)
-        store_scalar(out->data(), out->dtype(), (o * cf->channels + c) * cf->inner + s,
-                     data[(o * cf->inner + s) * cf->channels + c], round);
+  const bool round = typed && round_bf16_ && out->dtype() == DType::float32;
+  convert_out<T>(exec_, data, out->data(), out->dtype(), out->num_elements(), cf, round);
 }
 
 template <class F>

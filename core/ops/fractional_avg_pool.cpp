@@ -19,7 +19,7 @@ uint64_t random_seed() {
 // templates (TF's integer semantics: sum in T, truncating divide).
 template <class T>
 Status pool(OpContext& ctx, const FracPoolParams& p, const TensorView& value, Tensor* y) {
-  std::vector<T> sx, sy;
+  Scratch<T> sx, sy;
   const T* x = ctx.load<T>(value, p.batch * p.in_h * p.in_w * p.channels, &sx);
   T* out = ctx.output_buffer<T>(y, &sy);
   Status s = ctx.run_kernel(Kernel::fractional_avg_pool, y->num_elements(),

@@ -87,7 +87,7 @@ Status run_fractional_avg_pool_grad(OpContext& ctx) {
   }
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
-    std::vector<T> sdy, sdx;
+    Scratch<T> sdy, sdx;
     const T* g = ctx.load<T>(*dy, dy_n, &sdy);
     T* out = ctx.output_buffer<T>(dx, &sdx);
     Status st = ctx.run_kernel(Kernel::fractional_avg_pool_grad, dx->num_elements(),

@@ -18,7 +18,7 @@ template <class T>
 Status forward(OpContext& ctx, const BatchNormParams& p, const BatchNormLayout& l, const BnInputs& in,
                Tensor* const out[5]) {
   const int64_t C = l.channels;
-  std::vector<T> sx, sscale, soffset, smean, svar, sy;
+  Scratch<T> sx, sscale, soffset, smean, svar, sy;
   const T* x = ctx.load<T>(*in.x, l.rows * C, &sx, l.cf_ptr());
   const T* scale = ctx.load<T>(*in.scale, C, &sscale, nullptr, false);
   const T* offset = ctx.load<T>(*in.offset, C, &soffset, nullptr, false);

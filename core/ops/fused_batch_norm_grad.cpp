@@ -50,7 +50,8 @@ Status run_fused_batch_norm_grad(OpContext& ctx) {
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
     const int64_t C = l.channels;
-    std::vector<T> sdy, sx, sscale, smean, svar, sdx, sds(C), sdo(C);
+    Scratch<T> sdy, sx, sscale, smean, svar, sdx;
+    std::vector<T> sds(C), sdo(C);
     const T* g = ctx.load<T>(*dy, l.rows * C, &sdy, l.cf_ptr());
     const T* in = ctx.load<T>(*x, l.rows * C, &sx, l.cf_ptr());
     const T* sc = ctx.load<T>(*scale, C, &sscale, nullptr, false);

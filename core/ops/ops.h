@@ -36,7 +36,7 @@ struct BinaryCall {
 // scratch buffer that is then stored back), records the backend that ran.
 template <class T, class K>
 Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
-  std::vector<T> sa, sb, so;
+  Scratch<T> sa, sb, so;
   const T* pa = ctx.load<T>(*c.a.t, c.a.n, &sa, c.a.cf);
   const T* pb = ctx.load<T>(*c.b.t, c.b.n, &sb, c.b.cf);
   T* po = ctx.output_buffer<T>(c.out.t, &so, c.out.cf);
