@@ -34,6 +34,11 @@ DELIBERATE = {
 MAX_ELEMENTS = 1 << 22  # a shape-only tensor up to this size is filled with zeros for TF
 
 
+def _np(dtype):
+    return {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int32": np.int32,
+            "int64": np.int64}[dtype]
+
+
 def _tensor_hex(t):
     """A data file's tensor (tests/data/README.md) as the raw bytes TF gets, hex; None: shape only."""
     shape = [int(d) for d in t["shape"]]
@@ -105,11 +110,6 @@ def make_inputs(case):
         else:
             out[t["name"]] = tf.constant(np.frombuffer(raw, _np(dtype)).reshape(shape))
     return out
-
-
-def _np(dtype):
-    return {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int32": np.int32,
-            "int64": np.int64}[dtype]
 
 
 def outcome(case):
