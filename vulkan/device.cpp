@@ -186,7 +186,9 @@ Status Device::choose(const std::string& want) {
 
 Device::~Device() {
   if (leak_) return;
-  if (device_) fns_.vkDestroyDevice(device_, nullptr);
+  // A driver whose entry points failed to load leaves them null (load_device/load_instance
+  // report it as a status): nothing to call then.
+  if (device_ && fns_.vkDestroyDevice) fns_.vkDestroyDevice(device_, nullptr);
   destroy_instance(fns_, &instance_);
   // The loader library stays open: drivers may have registered atexit handlers.
 }
