@@ -11,6 +11,7 @@ namespace {
 VkDeviceSize buffer_class(VkDeviceSize n) {
   n = std::max<VkDeviceSize>(n, 16);
   if (n <= (VkDeviceSize(64) << 10)) return (n + 4095) & ~VkDeviceSize(4095);
+  if (n > (VkDeviceSize(1) << 62)) return n;  // rounding up would wrap past 2^64 to a small size
   int k = 63;
   while (!((n - 1) >> k & 1)) --k;  // 2^k < n <= 2^(k+1)
   const VkDeviceSize step = VkDeviceSize(1) << (k - 2);

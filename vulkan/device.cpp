@@ -124,7 +124,12 @@ Status Device::init(const Options& options) {
     return Status(Code::Unavailable, "vulkan: no Vulkan device found (vkEnumeratePhysicalDevices: " +
                                          std::string(result_name(r)) + ", " + std::to_string(count) + " devices)");
   std::vector<VkPhysicalDevice> handles(count);
-  fns_.vkEnumeratePhysicalDevices(instance_.handle, &count, handles.data());
+  // The second call may report fewer (a device went away in between): only those are written.
+  r = fns_.vkEnumeratePhysicalDevices(instance_.handle, &count, handles.data());
+  if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || count == 0)
+    return Status(Code::Unavailable, "vulkan: no Vulkan device found (vkEnumeratePhysicalDevices: " +
+                                         std::string(result_name(r)) + ")");
+  handles.resize(count);
   for (VkPhysicalDevice h : handles) devices_.push_back(query(fns_, instance_.api, h));
   s = choose(options.device.empty() ? env("GRADRT_VULKAN_DEVICE") : options.device);
   if (!s.ok()) return s;
@@ -186,7 +191,9 @@ Status Device::choose(const std::string& want) {
 
 Device::~Device() {
   if (leak_) return;
-  if (device_) fns_.vkDestroyDevice(device_, nullptr);
+  // A driver whose entry points failed to load leaves them null (load_device/load_instance
+  // report it as a status): nothing to call then.
+  if (device_ && fns_.vkDestroyDevice) fns_.vkDestroyDevice(device_, nullptr);
   destroy_instance(fns_, &instance_);
   // The loader library stays open: drivers may have registered atexit handlers.
 }

@@ -123,7 +123,7 @@ void destroy_instance(const Fns& fns, Instance* instance) {
   if (!instance->handle) return;
   if (instance->messenger && fns.vkDestroyDebugUtilsMessengerEXT)
     fns.vkDestroyDebugUtilsMessengerEXT(instance->handle, instance->messenger, nullptr);
-  fns.vkDestroyInstance(instance->handle, nullptr);
+  if (fns.vkDestroyInstance) fns.vkDestroyInstance(instance->handle, nullptr);
   *instance = Instance{};
 }
 

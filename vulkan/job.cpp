@@ -180,6 +180,18 @@ void Job::read_timestamps(const Submission& sub) {
   ctx_.set_last_gpu_ms(double(ticks) * ctx_.limits().timestampPeriod * 1e-6);
 }
 
+// GRADRT_VULKAN_TIMEOUT_S, default 600: a number of seconds in [1, 1e9] (more would overflow
+// the nanoseconds of vkWaitForFences); anything else (empty, "10s", "-1") keeps the default
+// rather than becoming a 0- or 1-second limit that disables the backend on the first run.
+uint64_t Job::wait_limit_s() {
+  const char* t = std::getenv("GRADRT_VULKAN_TIMEOUT_S");
+  if (!t || *t < '0' || *t > '9') return 600;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(t, &end, 10);
+  if (*end || v < 1) return 600;
+  return std::min<unsigned long long>(v, 1000000000ull);
+}
+
 void Job::abandon(std::unique_ptr<Submission> sub) {
   std::vector<Buffer> buffers;
   for (Slot& s : slots_) buffers.insert(buffers.end(), {s.device, s.staging});
@@ -203,8 +215,7 @@ Status Job::run() {
     return s;
   }
   // A bounded wait: a hung device becomes a status, not a hung caller.
-  uint64_t timeout_s = 600;
-  if (const char* t = std::getenv("GRADRT_VULKAN_TIMEOUT_S")) timeout_s = std::max<uint64_t>(1, std::strtoull(t, nullptr, 10));
+  const uint64_t timeout_s = wait_limit_s();
   const VkResult r = ctx_.submissions().wait(sub.get(), timeout_s * 1000000000ull);
   if (r != VK_SUCCESS) {
     abandon(std::move(sub));

@@ -69,6 +69,7 @@ class Job {
   void read_timestamps(const Submission& sub);
   // The wait failed: the device may still use the submission and our buffers.
   void abandon(std::unique_ptr<Submission> sub);
+  static uint64_t wait_limit_s();
 
   Context& ctx_;
   std::vector<Slot> slots_;

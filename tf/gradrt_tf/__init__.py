@@ -70,9 +70,16 @@ def load():
 
 
 def _calls(handle):
+    # Kernels on other threads may lengthen the text between the sizing call and the copy (a
+    # count gaining a digit, a first call of an op): a truncated copy would cut a count short
+    # ("Conv2D 12" -> "Conv2D 1"), so copy again until the whole text fitted.
     need = handle.gradrt_tf_kernel_calls(None, 0)
-    buf = ctypes.create_string_buffer(need + 1)
-    handle.gradrt_tf_kernel_calls(buf, need + 1)
+    while True:
+        buf = ctypes.create_string_buffer(need + 64)
+        got = handle.gradrt_tf_kernel_calls(buf, need + 64)
+        if got < need + 64:
+            break
+        need = got
     out = {}
     for line in buf.value.decode().splitlines():
         name, count = line.split()

@@ -46,6 +46,12 @@ test('fractionalAvgPool op and gradient (wasm, cpu) = reference over the returne
         const dyw = randomTensor([n, oh, ow, c], 22);
         const dx = tf.grad((xx) => tf.sum(tf.mul(fractionalAvgPool(tf, xx, opts).output, dyw)))(x);
         assertAgree(dx.dataSync(), ref.fractionalAvgPoolGrad(shape, [n, oh, ow, c], dyw.dataSync(), rows, cols, overlapping), `${l}: gradient`);
+        // a plain array input: the tensor made from it does not outlive the call
+        const before = tf.memory().numTensors;
+        const fromArray = fractionalAvgPool(tf, x.arraySync(), opts);
+        assert.deepEqual(Array.from(fromArray.output.dataSync()), Array.from(r.output.dataSync()), `${l}: array input`);
+        tf.dispose([fromArray.output, fromArray.rowPoolingSequence, fromArray.colPoolingSequence]);
+        assert.equal(tf.memory().numTensors, before, `${l}: array input leaves no tensor`);
         tf.dispose([x, dyw, dx, r.output, r.rowPoolingSequence, r.colPoolingSequence]);
       }
     }

@@ -66,7 +66,9 @@ export function issueCnn({ bn = (c) => tf.layers.batchNormalization(c), size = 2
 // vertical stripes, a checkerboard, or none (stripes `period` pixels wide), over noise.
 export function toyBatch(n, size, seed, period = 1) {
   const labels = Array.from({ length: n }, (_, i) => (i + seed) % 4);
-  const noise = randomTensor([n, size, size, 1], seed).dataSync();
+  const noiseTensor = randomTensor([n, size, size, 1], seed);
+  const noise = noiseTensor.dataSync();
+  noiseTensor.dispose();
   const data = new Float32Array(n * size * size);
   for (let b = 0; b < n; b++) {
     for (let r = 0; r < size; r++) {

@@ -111,10 +111,11 @@ function checkKernel(tf) {
 // (x rank 4 NHWC, or rank 3 HWC; the sequences are int32 tensors).
 export function fractionalAvgPool(tf, x, options = {}) {
   checkKernel(tf);
-  const $x = x instanceof tf.Tensor ? x : tf.tensor(x);
   const attrs = normalized(options);
   if (!Array.isArray(attrs.poolingRatio)) throw new GradrtError('InvalidArgument', 'gradrt/tfjs: fractionalAvgPool: poolingRatio must be an array of 4 numbers');
   return tf.tidy(() => {
+    // Made inside the tidy: an array input leaves no tensor behind.
+    const $x = x instanceof tf.Tensor ? x : tf.tensor(x);
     const x4 = $x.rank === 3 ? tf.expandDims($x, 0) : $x;
     const [output, row, col] = tf.engine().runKernel(FAP_FORWARD, { x: x4 }, attrs);
     return {
