@@ -4,6 +4,7 @@
 // looks one up (eager, tf.function, Keras, tf.distribute). This is the only translation unit
 // that includes TensorFlow's headers (C++17, TF's ABI flags); gradrt is reached through its
 // public header only.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>

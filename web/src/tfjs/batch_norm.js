@@ -19,6 +19,9 @@ function batchNormKernel(ctx, backendName) {
     kernelName: BN_FORWARD,
     backendName,
     kernelFunc: ({ inputs: { x, scale, offset }, backend, attrs }) => {
+      if (x.shape.length !== 4) {
+        throw new GradrtError('InvalidArgument', `${BN_FORWARD}: x must be 4-dimensional, got shape [${x.shape}]`);
+      }
       const c = x.shape[3];
       return runInto(ctx.rt, ctx.io(backendName), backend, 'FusedBatchNorm', [
         { name: 'y', shape: x.shape, dtype: 'float32' },
