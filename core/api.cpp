@@ -17,9 +17,16 @@ Attrs conv_attrs(const ConvAttrs& a, bool with_cudnn) {
   return m;
 }
 
-// Runs op and moves its outputs, in order, into `targets` (nullptr entries are dropped).
-Status run_into(std::string_view op, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
-                std::initializer_list<Tensor*> targets) {
+// Runs op on `args`, given in the op's input order (ops.inc names them), and moves its
+// outputs, in order, into `targets` (nullptr entries are dropped).
+Status run_into(std::string_view op, std::initializer_list<TensorView> args, const Attrs& attrs,
+                const RunOptions& options, std::initializer_list<Tensor*> targets) {
+  Inputs inputs;
+  for (const OpInfo& info : ops()) {
+    if (info.name != op) continue;
+    size_t i = 0;
+    for (const TensorView& a : args) inputs[info.inputs.at(i++)] = a;
+  }
   Outputs outs;
   GRADRT_RETURN_IF_ERROR(run_op(op, inputs, attrs, &outs, options));
   size_t i = 0;
@@ -28,6 +35,16 @@ Status run_into(std::string_view op, const Inputs& inputs, const Attrs& attrs, c
     ++i;
   }
   return Status::OK();
+}
+
+// The one-output conv family; depthwise ops take no use_cudnn_on_gpu.
+Status run_conv(std::string_view op, std::initializer_list<TensorView> args, const ConvAttrs& attrs, Tensor* output,
+                const RunOptions& options) {
+  return run_into(op, args, conv_attrs(attrs, true), options, {output});
+}
+Status run_depthwise(std::string_view op, std::initializer_list<TensorView> args, const DepthwiseAttrs& attrs,
+                     Tensor* output, const RunOptions& options) {
+  return run_into(op, args, conv_attrs(attrs, false), options, {output});
 }
 
 }  // namespace
@@ -48,49 +65,42 @@ Attrs FractionalAvgPoolAttrs::to_attrs() const {
 
 Status conv2d(const TensorView& input, const TensorView& filter, const ConvAttrs& attrs, Tensor* output,
               const RunOptions& options) {
-  return run_into("Conv2D", {{"input", input}, {"filter", filter}}, conv_attrs(attrs, true), options, {output});
+  return run_conv("Conv2D", {input, filter}, attrs, output, options);
 }
 
 Status conv2d_backprop_input(const TensorView& input_sizes, const TensorView& filter, const TensorView& out_backprop,
                              const ConvAttrs& attrs, Tensor* output, const RunOptions& options) {
-  return run_into("Conv2DBackpropInput", {{"input_sizes", input_sizes}, {"filter", filter}, {"out_backprop", out_backprop}},
-                  conv_attrs(attrs, true), options, {output});
+  return run_conv("Conv2DBackpropInput", {input_sizes, filter, out_backprop}, attrs, output, options);
 }
 
 Status conv2d_backprop_filter(const TensorView& input, const TensorView& filter_sizes, const TensorView& out_backprop,
                               const ConvAttrs& attrs, Tensor* output, const RunOptions& options) {
-  return run_into("Conv2DBackpropFilter", {{"input", input}, {"filter_sizes", filter_sizes}, {"out_backprop", out_backprop}},
-                  conv_attrs(attrs, true), options, {output});
+  return run_conv("Conv2DBackpropFilter", {input, filter_sizes, out_backprop}, attrs, output, options);
 }
 
 Status depthwise_conv2d_native(const TensorView& input, const TensorView& filter, const DepthwiseAttrs& attrs,
                                Tensor* output, const RunOptions& options) {
-  return run_into("DepthwiseConv2dNative", {{"input", input}, {"filter", filter}}, conv_attrs(attrs, false), options,
-                  {output});
+  return run_depthwise("DepthwiseConv2dNative", {input, filter}, attrs, output, options);
 }
 
 Status depthwise_conv2d_native_backprop_input(const TensorView& input_sizes, const TensorView& filter,
                                               const TensorView& out_backprop, const DepthwiseAttrs& attrs,
                                               Tensor* output, const RunOptions& options) {
-  return run_into("DepthwiseConv2dNativeBackpropInput",
-                  {{"input_sizes", input_sizes}, {"filter", filter}, {"out_backprop", out_backprop}},
-                  conv_attrs(attrs, false), options, {output});
+  return run_depthwise("DepthwiseConv2dNativeBackpropInput", {input_sizes, filter, out_backprop}, attrs, output,
+                       options);
 }
 
 Status depthwise_conv2d_native_backprop_filter(const TensorView& input, const TensorView& filter_sizes,
                                                const TensorView& out_backprop, const DepthwiseAttrs& attrs,
                                                Tensor* output, const RunOptions& options) {
-  return run_into("DepthwiseConv2dNativeBackpropFilter",
-                  {{"input", input}, {"filter_sizes", filter_sizes}, {"out_backprop", out_backprop}},
-                  conv_attrs(attrs, false), options, {output});
+  return run_depthwise("DepthwiseConv2dNativeBackpropFilter", {input, filter_sizes, out_backprop}, attrs, output,
+                       options);
 }
 
 Status fused_batch_norm(const TensorView& x, const TensorView& scale, const TensorView& offset, const TensorView& mean,
                         const TensorView& variance, const FusedBatchNormAttrs& attrs, FusedBatchNormOutputs* out,
                         const RunOptions& options) {
-  return run_into("FusedBatchNormV3",
-                  {{"x", x}, {"scale", scale}, {"offset", offset}, {"mean", mean}, {"variance", variance}},
-                  attrs.to_attrs(true), options,
+  return run_into("FusedBatchNormV3", {x, scale, offset, mean, variance}, attrs.to_attrs(true), options,
                   {&out->y, &out->batch_mean, &out->batch_variance, &out->reserve_space_1, &out->reserve_space_2,
                    &out->reserve_space_3});
 }
@@ -99,15 +109,13 @@ Status fused_batch_norm_grad(const TensorView& y_backprop, const TensorView& x, 
                              const TensorView& reserve_space_1, const TensorView& reserve_space_2,
                              const FusedBatchNormAttrs& attrs, FusedBatchNormGradOutputs* out,
                              const RunOptions& options) {
-  return run_into("FusedBatchNormGradV2",
-                  {{"y_backprop", y_backprop}, {"x", x}, {"scale", scale}, {"reserve_space_1", reserve_space_1},
-                   {"reserve_space_2", reserve_space_2}},
+  return run_into("FusedBatchNormGradV2", {y_backprop, x, scale, reserve_space_1, reserve_space_2},
                   attrs.to_attrs(false), options, {&out->x_backprop, &out->scale_backprop, &out->offset_backprop});
 }
 
 Status fractional_avg_pool(const TensorView& value, const FractionalAvgPoolAttrs& attrs, FractionalAvgPoolOutputs* out,
                            const RunOptions& options) {
-  return run_into("FractionalAvgPool", {{"value", value}}, attrs.to_attrs(), options,
+  return run_into("FractionalAvgPool", {value}, attrs.to_attrs(), options,
                   {&out->output, &out->row_pooling_sequence, &out->col_pooling_sequence});
 }
 
@@ -115,8 +123,7 @@ Status fractional_avg_pool_grad(const TensorView& orig_input_tensor_shape, const
                                 const TensorView& row_pooling_sequence, const TensorView& col_pooling_sequence,
                                 bool overlapping, Tensor* output, const RunOptions& options) {
   return run_into("FractionalAvgPoolGrad",
-                  {{"orig_input_tensor_shape", orig_input_tensor_shape}, {"out_backprop", out_backprop},
-                   {"row_pooling_sequence", row_pooling_sequence}, {"col_pooling_sequence", col_pooling_sequence}},
+                  {orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence},
                   {{"overlapping", AttrValue(overlapping)}}, options, {output});
 }
 

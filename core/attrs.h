@@ -35,6 +35,10 @@ class AttrReader {
 
  private:
   Status missing(const std::string& name) const { return error("missing required attribute '" + name + "'"); }
+  // The common path of the typed readers: absent -> fallback or missing; present -> convert(value, out),
+  // which returns false when the value is not `what` ("a string", ...).
+  template <class T, class Convert>
+  Status read(const std::string& name, T* out, std::optional<T> fallback, const char* what, Convert convert);
   const Attrs& attrs_;
   std::string label_;
   std::set<std::string, std::less<>> read_;

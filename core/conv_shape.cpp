@@ -184,11 +184,18 @@ Status resolve_spatial(const std::string& label, const ConvSpec& spec, const std
   return Status::OK();
 }
 
-void read_input_dims(const ConvSpec& spec, const std::vector<int64_t>& in, ConvParams* p) {
+// The rank checks shared by conv and depthwise, then the input's dims into p.
+Status read_input_dims(const std::string& label, const ConvSpec& spec, const std::vector<int64_t>& in,
+                       const std::vector<int64_t>& filter_shape, const std::vector<int64_t>* out_shape,
+                       ConvParams* p) {
+  GRADRT_RETURN_IF_ERROR(check_rank4(label, "input", in));
+  GRADRT_RETURN_IF_ERROR(check_rank4(label, "filter", filter_shape));
+  if (out_shape) GRADRT_RETURN_IF_ERROR(check_rank4(label, "out_backprop", *out_shape));
   p->batch = in[0];
   p->in_h = in[spec.h_dim()];
   p->in_w = in[spec.w_dim()];
   p->in_c = in[spec.c_dim()];
+  return Status::OK();
 }
 
 }  // namespace
@@ -196,10 +203,7 @@ void read_input_dims(const ConvSpec& spec, const std::vector<int64_t>& in, ConvP
 Status resolve_conv(const std::string& label, const ConvSpec& spec, const std::vector<int64_t>& input_shape,
                     const std::vector<int64_t>& filter_shape, const std::vector<int64_t>* out_shape, ConvParams* p,
                     std::vector<int64_t>* forward_out) {
-  GRADRT_RETURN_IF_ERROR(check_rank4(label, "input", input_shape));
-  GRADRT_RETURN_IF_ERROR(check_rank4(label, "filter", filter_shape));
-  if (out_shape) GRADRT_RETURN_IF_ERROR(check_rank4(label, "out_backprop", *out_shape));
-  read_input_dims(spec, input_shape, p);
+  GRADRT_RETURN_IF_ERROR(read_input_dims(label, spec, input_shape, filter_shape, out_shape, p));
   if (out_shape && (*out_shape)[0] != p->batch)
     return Status(Code::InvalidArgument, label + ": input and out_backprop must have the same batch size. Input batch: " +
                                              std::to_string(p->batch) + ", outbackprop batch: " +
@@ -230,10 +234,7 @@ Status resolve_conv(const std::string& label, const ConvSpec& spec, const std::v
 Status resolve_depthwise(const std::string& label, const ConvSpec& spec, const std::vector<int64_t>& input_shape,
                          const std::vector<int64_t>& filter_shape, const std::vector<int64_t>* out_shape,
                          ConvParams* p, std::vector<int64_t>* forward_out) {
-  GRADRT_RETURN_IF_ERROR(check_rank4(label, "input", input_shape));
-  GRADRT_RETURN_IF_ERROR(check_rank4(label, "filter", filter_shape));
-  if (out_shape) GRADRT_RETURN_IF_ERROR(check_rank4(label, "out_backprop", *out_shape));
-  read_input_dims(spec, input_shape, p);
+  GRADRT_RETURN_IF_ERROR(read_input_dims(label, spec, input_shape, filter_shape, out_shape, p));
   if (out_shape && (*out_shape)[0] != p->batch)
     return Status(Code::InvalidArgument, label + ": input and out_backprop must have the same batch size: " +
                                              std::to_string(p->batch) + " vs " + std::to_string((*out_shape)[0]));

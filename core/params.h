@@ -28,6 +28,14 @@ struct ConvParams {
   int64_t y_elements() const { return batch * out_h * out_w * out_c; }
   int64_t w_elements() const { return filter_h * filter_w * filter_in_c * out_c; }
   int64_t dw_w_elements() const { return filter_h * filter_w * in_c * depth_multiplier; }
+
+  // Input row (column) read by output row oy (column ox) through filter row ky (column kx).
+  int64_t in_row(int64_t oy, int64_t ky) const { return oy * stride_h - pad_top + ky * dilation_h; }
+  int64_t in_col(int64_t ox, int64_t kx) const { return ox * stride_w - pad_left + kx * dilation_w; }
+  // Flat offsets: x and y NHWC, w HWIO.
+  int64_t x_at(int64_t n, int64_t iy, int64_t ix, int64_t c) const { return ((n * in_h + iy) * in_w + ix) * in_c + c; }
+  int64_t y_at(int64_t n, int64_t oy, int64_t ox, int64_t oc) const { return ((n * out_h + oy) * out_w + ox) * out_c + oc; }
+  int64_t w_at(int64_t ky, int64_t kx, int64_t f, int64_t oc) const { return ((ky * filter_w + kx) * filter_in_c + f) * out_c + oc; }
 };
 
 // Batch norm over channels-last data seen as [rows, channels]; rows = N*H*W (NCHW is

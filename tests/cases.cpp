@@ -200,25 +200,20 @@ template <class T>
 gradrt::Status run_conv(gradrt::Backend* b, ConvKernel k, const ConvParams& p, int threads, const std::vector<T>& x,
                         const std::vector<T>& w, const std::vector<T>& dy, std::vector<T>* out) {
   const gradrt::Exec e{threads};
+  // The output, n elements filled with a sentinel a kernel must overwrite.
+  auto fresh = [out](int64_t n) {
+    out->assign(n, T(-7));
+    return out->data();
+  };
   switch (k) {
-    case ConvKernel::fwd:
-      out->assign(p.y_elements(), T(-7));
-      return b->conv2d(e, p, x.data(), w.data(), out->data());
-    case ConvKernel::bwd_input:
-      out->assign(p.x_elements(), T(-7));
-      return b->conv2d_backprop_input(e, p, w.data(), dy.data(), out->data());
-    case ConvKernel::bwd_filter:
-      out->assign(p.w_elements(), T(-7));
-      return b->conv2d_backprop_filter(e, p, x.data(), dy.data(), out->data());
-    case ConvKernel::dw_fwd:
-      out->assign(p.y_elements(), T(-7));
-      return b->depthwise_conv2d_native(e, p, x.data(), w.data(), out->data());
+    case ConvKernel::fwd: return b->conv2d(e, p, x.data(), w.data(), fresh(p.y_elements()));
+    case ConvKernel::bwd_input: return b->conv2d_backprop_input(e, p, w.data(), dy.data(), fresh(p.x_elements()));
+    case ConvKernel::bwd_filter: return b->conv2d_backprop_filter(e, p, x.data(), dy.data(), fresh(p.w_elements()));
+    case ConvKernel::dw_fwd: return b->depthwise_conv2d_native(e, p, x.data(), w.data(), fresh(p.y_elements()));
     case ConvKernel::dw_bwd_input:
-      out->assign(p.x_elements(), T(-7));
-      return b->depthwise_conv2d_native_backprop_input(e, p, w.data(), dy.data(), out->data());
+      return b->depthwise_conv2d_native_backprop_input(e, p, w.data(), dy.data(), fresh(p.x_elements()));
     case ConvKernel::dw_bwd_filter:
-      out->assign(p.dw_w_elements(), T(-7));
-      return b->depthwise_conv2d_native_backprop_filter(e, p, x.data(), dy.data(), out->data());
+      return b->depthwise_conv2d_native_backprop_filter(e, p, x.data(), dy.data(), fresh(p.dw_w_elements()));
   }
   return gradrt::Status(gradrt::Code::Internal, "unknown conv kernel");
 }

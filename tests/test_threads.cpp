@@ -78,109 +78,81 @@ std::vector<Case> cases() {
   std::mt19937 rng(20261122);
   const DType F = DType::float32, D = DType::float64;
   std::vector<Case> v;
-  v.push_back({"conv_bp_input_nhwc_stride2_same",
-               "Conv2DBackpropInput",
-               {{"input_sizes", ints({2, 13, 11, 6})},
-                {"filter", test::random(F, {3, 3, 6, 8}, rng)},
-                {"out_backprop", test::random(F, {2, 7, 6, 8}, rng)}},
-               {{"strides", il({1, 2, 2, 1})}, {"padding", AttrValue("SAME")}}});
-  v.push_back({"conv_bp_input_nchw_grouped_f64",
-               "Conv2DBackpropInput",
-               {{"input_sizes", ints({2, 6, 9, 9})},
-                {"filter", test::random(D, {3, 3, 3, 4}, rng)},
-                {"out_backprop", test::random(D, {2, 4, 9, 9}, rng)}},
-               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}, {"data_format", AttrValue("NCHW")}}});
-  v.push_back({"conv_bp_filter_nchw_dilated",
-               "Conv2DBackpropFilter",
-               {{"input", test::random(F, {2, 5, 12, 10}, rng)},
-                {"filter_sizes", ints({3, 3, 5, 4})},
-                {"out_backprop", test::random(F, {2, 4, 8, 6}, rng)}},
-               {{"strides", il({1, 1, 1, 1})},
-                {"padding", AttrValue("VALID")},
-                {"data_format", AttrValue("NCHW")},
-                {"dilations", il({1, 1, 2, 2})}}});
-  v.push_back({"conv_bp_filter_big",
-               "Conv2DBackpropFilter",
-               {{"input", test::random(F, {4, 24, 24, 16}, rng)},
-                {"filter_sizes", ints({3, 3, 16, 16})},
-                {"out_backprop", test::random(F, {4, 24, 24, 16}, rng)}},
-               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
-  v.push_back({"conv_bp_filter_v2_half",
-               "Conv2DBackpropFilterV2",
-               {{"input", test::random(DType::float16, {2, 8, 8, 4}, rng)},
-                {"filter", test::random(DType::float16, {3, 3, 4, 5}, rng)},
-                {"out_backprop", test::random(DType::float16, {2, 8, 8, 5}, rng)}},
-               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
-  v.push_back({"depthwise_bp_input",
-               "DepthwiseConv2dNativeBackpropInput",
-               {{"input_sizes", ints({2, 9, 9, 4})},
-                {"filter", test::random(F, {3, 3, 4, 2}, rng)},
-                {"out_backprop", test::random(F, {2, 9, 9, 8}, rng)}},
-               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
-  v.push_back({"depthwise_bp_filter_stride2",
-               "DepthwiseConv2dNativeBackpropFilter",
-               {{"input", test::random(F, {2, 10, 10, 3}, rng)},
-                {"filter_sizes", ints({3, 3, 3, 2})},
-                {"out_backprop", test::random(F, {2, 4, 4, 6}, rng)}},
-               {{"strides", il({1, 2, 2, 1})}, {"padding", AttrValue("VALID")}}});
-  v.push_back({"bn_grad_v3_training",
-               "FusedBatchNormGradV3",
-               {{"y_backprop", test::random(F, {4, 6, 6, 5}, rng)},
-                {"x", test::random(F, {4, 6, 6, 5}, rng)},
-                {"scale", test::random(F, {5}, rng)},
-                {"reserve_space_1", test::random(F, {5}, rng, -0.1, 0.1)},
-                {"reserve_space_2", test::random(F, {5}, rng, 0.5, 1.5)},
-                {"reserve_space_3", test::make(F, {0}, {})}},
-               {{"epsilon", AttrValue(0.001)}}});
-  v.push_back({"bn_grad_v2_inference_nchw",
-               "FusedBatchNormGradV2",
-               {{"y_backprop", test::random(F, {2, 3, 5, 5}, rng)},
-                {"x", test::random(F, {2, 3, 5, 5}, rng)},
-                {"scale", test::random(F, {3}, rng)},
-                {"reserve_space_1", test::random(F, {3}, rng)},
-                {"reserve_space_2", test::random(F, {3}, rng, 0.5, 1.5)}},
-               {{"is_training", AttrValue(false)}, {"data_format", AttrValue("NCHW")}}});
-  v.push_back({"frac_pool_grad_f64_overlapping",
-               "FractionalAvgPoolGrad",
-               {{"orig_input_tensor_shape", ints({2, 10, 10, 3}, DType::int64)},
-                {"out_backprop", test::random(D, {2, 6, 6, 3}, rng)},
-                {"row_pooling_sequence", ints({0, 2, 4, 5, 7, 9, 10}, DType::int64)},
-                {"col_pooling_sequence", ints({0, 1, 3, 5, 6, 8, 10}, DType::int64)}},
-               {{"overlapping", AttrValue(true)}}});
-  v.push_back({"conv2d_grouped",
-               "Conv2D",
-               {{"input", test::random(F, {2, 8, 8, 4}, rng)}, {"filter", test::random(F, {3, 3, 2, 6}, rng)}},
-               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
-  v.push_back({"bn_forward_v3_training",
-               "FusedBatchNormV3",
-               {{"x", test::random(F, {4, 6, 6, 5}, rng)},
-                {"scale", test::random(F, {5}, rng)},
-                {"offset", test::random(F, {5}, rng)},
-                {"mean", test::random(F, {5}, rng)},
-                {"variance", test::random(F, {5}, rng, 0.5, 1.5)}},
-               {{"exponential_avg_factor", AttrValue(0.25)}}});
-  v.push_back({"frac_pool_deterministic",
-               "FractionalAvgPool",
-               {{"value", test::random(F, {2, 20, 30, 3}, rng)}},
-               {{"pooling_ratio", AttrValue(std::vector<double>{1, 1.7320508, 1.4142135, 1})},
-                {"pseudo_random", AttrValue(true)},
-                {"overlapping", AttrValue(true)},
-                {"deterministic", AttrValue(true)},
-                {"seed", AttrValue(int64_t{87654321})},
-                {"seed2", AttrValue(int64_t{341261001})}}});
-  v.push_back({"conv_bp_input_bfloat16_attr",
-               "Conv2DBackpropInput",
-               {{"input_sizes", ints({1, 8, 8, 3})},
-                {"filter", test::random(F, {3, 3, 3, 4}, rng)},
-                {"out_backprop", test::random(F, {1, 8, 8, 4}, rng)}},
-               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}, {"T", AttrValue("bfloat16")}}});
+  // hosts in the op's input order (test::named)
+  auto add = [&v](std::string name, std::string op, std::vector<Host> hosts, Attrs attrs) {
+    Named inputs = test::named(op, std::move(hosts));
+    v.push_back({std::move(name), std::move(op), std::move(inputs), std::move(attrs)});
+  };
+  add("conv_bp_input_nhwc_stride2_same", "Conv2DBackpropInput",
+      {ints({2, 13, 11, 6}), test::random(F, {3, 3, 6, 8}, rng), test::random(F, {2, 7, 6, 8}, rng)},
+      {{"strides", il({1, 2, 2, 1})}, {"padding", AttrValue("SAME")}});
+  add("conv_bp_input_nchw_grouped_f64", "Conv2DBackpropInput",
+      {ints({2, 6, 9, 9}), test::random(D, {3, 3, 3, 4}, rng), test::random(D, {2, 4, 9, 9}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}, {"data_format", AttrValue("NCHW")}});
+  add("conv_bp_filter_nchw_dilated", "Conv2DBackpropFilter",
+      {test::random(F, {2, 5, 12, 10}, rng), ints({3, 3, 5, 4}), test::random(F, {2, 4, 8, 6}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("VALID")}, {"data_format", AttrValue("NCHW")},
+       {"dilations", il({1, 1, 2, 2})}});
+  add("conv_bp_filter_big", "Conv2DBackpropFilter",
+      {test::random(F, {4, 24, 24, 16}, rng), ints({3, 3, 16, 16}), test::random(F, {4, 24, 24, 16}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}});
+  add("conv_bp_filter_v2_half", "Conv2DBackpropFilterV2",
+      {test::random(DType::float16, {2, 8, 8, 4}, rng),
+       test::random(DType::float16, {3, 3, 4, 5}, rng),
+       test::random(DType::float16, {2, 8, 8, 5}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}});
+  add("depthwise_bp_input", "DepthwiseConv2dNativeBackpropInput",
+      {ints({2, 9, 9, 4}), test::random(F, {3, 3, 4, 2}, rng), test::random(F, {2, 9, 9, 8}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}});
+  add("depthwise_bp_filter_stride2", "DepthwiseConv2dNativeBackpropFilter",
+      {test::random(F, {2, 10, 10, 3}, rng), ints({3, 3, 3, 2}), test::random(F, {2, 4, 4, 6}, rng)},
+      {{"strides", il({1, 2, 2, 1})}, {"padding", AttrValue("VALID")}});
+  add("bn_grad_v3_training", "FusedBatchNormGradV3",
+      {test::random(F, {4, 6, 6, 5}, rng),
+       test::random(F, {4, 6, 6, 5}, rng),
+       test::random(F, {5}, rng),
+       test::random(F, {5}, rng, -0.1, 0.1),
+       test::random(F, {5}, rng, 0.5, 1.5),
+       test::make(F, {0}, {})},
+      {{"epsilon", AttrValue(0.001)}});
+  add("bn_grad_v2_inference_nchw", "FusedBatchNormGradV2",
+      {test::random(F, {2, 3, 5, 5}, rng),
+       test::random(F, {2, 3, 5, 5}, rng),
+       test::random(F, {3}, rng),
+       test::random(F, {3}, rng),
+       test::random(F, {3}, rng, 0.5, 1.5)},
+      {{"is_training", AttrValue(false)}, {"data_format", AttrValue("NCHW")}});
+  add("frac_pool_grad_f64_overlapping", "FractionalAvgPoolGrad",
+      {ints({2, 10, 10, 3}, DType::int64),
+       test::random(D, {2, 6, 6, 3}, rng),
+       ints({0, 2, 4, 5, 7, 9, 10}, DType::int64),
+       ints({0, 1, 3, 5, 6, 8, 10}, DType::int64)},
+      {{"overlapping", AttrValue(true)}});
+  add("conv2d_grouped", "Conv2D",
+      {test::random(F, {2, 8, 8, 4}, rng), test::random(F, {3, 3, 2, 6}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}});
+  add("bn_forward_v3_training", "FusedBatchNormV3",
+      {test::random(F, {4, 6, 6, 5}, rng),
+       test::random(F, {5}, rng),
+       test::random(F, {5}, rng),
+       test::random(F, {5}, rng),
+       test::random(F, {5}, rng, 0.5, 1.5)},
+      {{"exponential_avg_factor", AttrValue(0.25)}});
+  add("frac_pool_deterministic", "FractionalAvgPool",
+      {test::random(F, {2, 20, 30, 3}, rng)},
+      {{"pooling_ratio", AttrValue(std::vector<double>{1, 1.7320508, 1.4142135, 1})},
+       {"pseudo_random", AttrValue(true)},
+       {"overlapping", AttrValue(true)},
+       {"deterministic", AttrValue(true)},
+       {"seed", AttrValue(int64_t{87654321})},
+       {"seed2", AttrValue(int64_t{341261001})}});
+  add("conv_bp_input_bfloat16_attr", "Conv2DBackpropInput",
+      {ints({1, 8, 8, 3}), test::random(F, {3, 3, 3, 4}, rng), test::random(F, {1, 8, 8, 4}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}, {"T", AttrValue("bfloat16")}});
   // An error case mixed in: the same status every time, never a stale output.
-  v.push_back({"error_case",
-               "Conv2DBackpropInput",
-               {{"input_sizes", ints({1, 8, 8, 3})},
-                {"filter", test::random(F, {3, 3, 3, 4}, rng)},
-                {"out_backprop", test::random(F, {1, 7, 8, 4}, rng)}},
-               {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}}});
+  add("error_case", "Conv2DBackpropInput",
+      {ints({1, 8, 8, 3}), test::random(F, {3, 3, 3, 4}, rng), test::random(F, {1, 7, 8, 4}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}});
   return v;
 }
 

@@ -99,6 +99,18 @@ std::vector<double> values(const Tensor& t) {
   return v;
 }
 
+Named named(const std::string& op, std::vector<Host> hosts) {
+  for (const gradrt::OpInfo& info : gradrt::ops()) {
+    if (info.name != op) continue;
+    REQUIRE_MESSAGE(info.inputs.size() == hosts.size(), op, " takes ", info.inputs.size(), " inputs");
+    Named out;
+    for (size_t i = 0; i < hosts.size(); ++i) out.emplace_back(info.inputs[i], std::move(hosts[i]));
+    return out;
+  }
+  FAIL("unknown op ", op);
+  return {};
+}
+
 Result run(const std::string& op, const Named& inputs, const Attrs& attrs, const std::string& backend, int threads) {
   Inputs in;
   for (const auto& [name, host] : inputs) in[name] = host.view();

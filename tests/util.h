@@ -43,6 +43,8 @@ struct Result {
 };
 
 using Named = std::vector<std::pair<std::string, Host>>;
+// Pairs hosts, given in op's input order, with the input names of gradrt::ops().
+Named named(const std::string& op, std::vector<Host> hosts);
 Result run(const std::string& op, const Named& inputs, const gradrt::Attrs& attrs,
            const std::string& backend = "reference", int threads = 0);
 

@@ -18,12 +18,10 @@ struct Buffer {
   void* mapped = nullptr;  // host staging buffers only
 };
 
-class BufferPool {
+class BufferPool : NoCopy {
  public:
   explicit BufferPool(Device& device) : device_(device) {}
   ~BufferPool();  // destroys the pooled buffers (the device must be idle)
-  BufferPool(const BufferPool&) = delete;
-  BufferPool& operator=(const BufferPool&) = delete;
 
   // A new buffer of exactly `bytes` (at least 16: Vulkan has no empty buffers).
   Status create(VkDeviceSize bytes, bool host, Buffer* out);

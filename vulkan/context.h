@@ -27,13 +27,11 @@
 
 namespace gradrt::vk {
 
-class Context {
+class Context : NoCopy {
  public:
   // Unavailable with the reason when no loader / no device; never throws.
   static Status create(const Options& options, std::unique_ptr<Context>* out);
   ~Context();
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
 
   const DeviceInfo& info() const { return device_->info(); }
   const VkPhysicalDeviceLimits& limits() const { return device_->limits(); }

@@ -43,13 +43,18 @@ struct DeviceInfo {
   }
 };
 
-class Device {
+// Base of the host classes that own Vulkan handles: never copied (and so never moved).
+struct NoCopy {
+  NoCopy() = default;
+  NoCopy(const NoCopy&) = delete;
+  NoCopy& operator=(const NoCopy&) = delete;
+};
+
+class Device : NoCopy {
  public:
   // Unavailable with the reason when no loader / no device; never throws.
   static Status create(const Options& options, std::unique_ptr<Device>* out);
   ~Device();
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
 
   const Fns& fns() const { return fns_; }
   VkDevice handle() const { return device_; }

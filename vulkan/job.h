@@ -18,12 +18,10 @@ namespace gradrt::vk {
 
 class Context;
 
-class Job {
+class Job : NoCopy {
  public:
   explicit Job(Context& ctx) : ctx_(ctx) {}
   ~Job();
-  Job(const Job&) = delete;
-  Job& operator=(const Job&) = delete;
 
   // Buffers are referred to by the ids these return.
   // A device buffer filled from host memory before the first dispatch.

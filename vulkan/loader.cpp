@@ -4,6 +4,14 @@
 
 namespace gradrt::vk {
 
+// fns->name = fns->getter(handle, "name"); when absent, returns false with "<owner> has no name".
+#define GRADRT_VK_LOAD_REQUIRED(getter, handle, owner, name)                      \
+  fns->name = reinterpret_cast<PFN_##name>(fns->getter(handle, #name));         \
+  if (!fns->name) {                                                             \
+    *reason = owner " has no " #name;                                           \
+    return false;                                                               \
+  }
+
 bool load_library(const std::string& library, Fns* fns, std::string* reason) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -20,12 +28,7 @@ bool load_library(const std::string& library, Fns* fns, std::string* reason) {
   }
   fns->vkEnumerateInstanceVersion = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(
       fns->vkGetInstanceProcAddr(nullptr, "vkEnumerateInstanceVersion"));
-#define GRADRT_VK_LOAD(name)                                                                   \
-  fns->name = reinterpret_cast<PFN_##name>(fns->vkGetInstanceProcAddr(nullptr, #name));        \
-  if (!fns->name) {                                                                            \
-    *reason = "the Vulkan loader has no " #name;                                               \
-    return false;                                                                              \
-  }
+#define GRADRT_VK_LOAD(name) GRADRT_VK_LOAD_REQUIRED(vkGetInstanceProcAddr, nullptr, "the Vulkan loader", name)
   GRADRT_VK_GLOBAL_FNS(GRADRT_VK_LOAD)
 #undef GRADRT_VK_LOAD
   return true;
@@ -49,12 +52,7 @@ bool load_instance(VkInstance instance, Fns* fns, std::string* reason) {
 }
 
 bool load_device(VkDevice device, Fns* fns, std::string* reason) {
-#define GRADRT_VK_LOAD(name)                                                              \
-  fns->name = reinterpret_cast<PFN_##name>(fns->vkGetDeviceProcAddr(device, #name));      \
-  if (!fns->name) {                                                                       \
-    *reason = "the Vulkan device has no " #name;                                          \
-    return false;                                                                         \
-  }
+#define GRADRT_VK_LOAD(name) GRADRT_VK_LOAD_REQUIRED(vkGetDeviceProcAddr, device, "the Vulkan device", name)
   GRADRT_VK_DEVICE_FNS(GRADRT_VK_LOAD)
 #undef GRADRT_VK_LOAD
   return true;
@@ -62,24 +60,28 @@ bool load_device(VkDevice device, Fns* fns, std::string* reason) {
 
 const char* result_name(VkResult r) {
   switch (r) {
-    case VK_SUCCESS: return "VK_SUCCESS";
-    case VK_NOT_READY: return "VK_NOT_READY";
-    case VK_TIMEOUT: return "VK_TIMEOUT";
-    case VK_INCOMPLETE: return "VK_INCOMPLETE";
-    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
-    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
-    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
-    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
-    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
-    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
-    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
-    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
-    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
-    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
-    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
-    case VK_ERROR_FRAGMENTED_POOL: return "VK_ERROR_FRAGMENTED_POOL";
-    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
-    case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
+#define GRADRT_VK_RESULT_NAME(name) \
+  case name:                      \
+    return #name;
+    GRADRT_VK_RESULT_NAME(VK_SUCCESS)
+    GRADRT_VK_RESULT_NAME(VK_NOT_READY)
+    GRADRT_VK_RESULT_NAME(VK_TIMEOUT)
+    GRADRT_VK_RESULT_NAME(VK_INCOMPLETE)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_OUT_OF_HOST_MEMORY)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_INITIALIZATION_FAILED)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_DEVICE_LOST)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_MEMORY_MAP_FAILED)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_LAYER_NOT_PRESENT)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_EXTENSION_NOT_PRESENT)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_FEATURE_NOT_PRESENT)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_INCOMPATIBLE_DRIVER)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_TOO_MANY_OBJECTS)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_FRAGMENTED_POOL)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_OUT_OF_POOL_MEMORY)
+    GRADRT_VK_RESULT_NAME(VK_ERROR_INVALID_SHADER_NV)
+#undef GRADRT_VK_RESULT_NAME
     default: return "VK_ERROR_UNKNOWN";
   }
 }
@@ -106,5 +108,7 @@ Status result_status(VkResult r, const char* what) {
       return Status(Code::Internal, msg);
   }
 }
+
+#undef GRADRT_VK_LOAD_REQUIRED
 
 }  // namespace gradrt::vk

@@ -35,12 +35,10 @@ struct Kernel {
   VkPipeline pipeline = VK_NULL_HANDLE;
 };
 
-class Pipelines {
+class Pipelines : NoCopy {
  public:
   Pipelines(Device& device, PipelineCache& cache) : device_(device), cache_(cache) {}
   ~Pipelines();
-  Pipelines(const Pipelines&) = delete;
-  Pipelines& operator=(const Pipelines&) = delete;
 
   // Creates (or returns the one made before) the pipeline for code + specialisation constants.
   // spec[0] is the workgroup size (local_size_x_id = 0); checked against the device limits.

@@ -11,14 +11,12 @@
 
 namespace gradrt::vk {
 
-class PipelineCache {
+class PipelineCache : NoCopy {
  public:
   // cache_dir: "" -> $XDG_CACHE_HOME/gradrt or $HOME/.cache/gradrt; "-" none (memory only).
   // Reads the file when there is a valid one.
   PipelineCache(Device& device, const std::string& cache_dir);
   ~PipelineCache();
-  PipelineCache(const PipelineCache&) = delete;
-  PipelineCache& operator=(const PipelineCache&) = delete;
 
   VkPipelineCache handle() const { return cache_; }  // may be null: pipelines work without
   const std::string& path() const { return path_; }  // "" when none

@@ -25,13 +25,11 @@ struct Submission {
   std::vector<Buffer> held;                    // abandoned: the job's buffers, freed with it
 };
 
-class Submissions {
+class Submissions : NoCopy {
  public:
   Submissions(Device& device, BufferPool& buffers) : device_(device), buffers_(buffers) {}
   // Destroys the idle submissions and the abandoned ones settle() found done; leaks the others.
   ~Submissions();
-  Submissions(const Submissions&) = delete;
-  Submissions& operator=(const Submissions&) = delete;
 
   // A submission for one run, reset: command buffer ready to begin, fence unsignalled, room for
   // `sets` descriptor sets of `descriptors` storage buffers in all, a query pool when `timing`.

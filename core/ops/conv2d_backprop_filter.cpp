@@ -9,10 +9,8 @@ Status run_conv2d_backprop_filter(OpContext& ctx) {
   ConvSpec spec;
   GRADRT_RETURN_IF_ERROR(decode_conv_spec(ctx.attrs(), ConvOpKind::kBackpropFilter, true, &spec));
   const TensorView *x, *sizes, *dy;
-  GRADRT_RETURN_IF_ERROR(ctx.input("input", &x));
-  GRADRT_RETURN_IF_ERROR(ctx.input(v2 ? "filter" : "filter_sizes", &sizes));
-  GRADRT_RETURN_IF_ERROR(ctx.input("out_backprop", &dy));
-  GRADRT_RETURN_IF_ERROR(ctx.resolve_dtype(*x, "input", {DType::float16, DType::bfloat16, DType::float32, DType::float64}));
+  GRADRT_RETURN_IF_ERROR(read_inputs(ctx, &x, &sizes, &dy));  // sizes: V2's filter tensor
+  GRADRT_RETURN_IF_ERROR(resolve_float_dtype(ctx, *x, "input"));
   GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*dy, "out_backprop", x->dtype));
   std::vector<int64_t> filter_shape;
   if (v2) {
@@ -27,14 +25,9 @@ Status run_conv2d_backprop_filter(OpContext& ctx) {
 
   ConvParams p;
   GRADRT_RETURN_IF_ERROR(resolve_conv(ctx.op(), spec, x->shape, filter_shape, &dy->shape, &p, nullptr));
-  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
-  Tensor* dw;
-  GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), filter_shape, &dw));
-  const ConvOperands operands{.spec = spec, .p = p, .a = {*x, ConvRole::kX}, .b = {*dy, ConvRole::kDy},
-                              .out = {dw, ConvRole::kW}};
-  return run_conv_kernel(ctx, Kernel::conv2d_backprop_filter, operands, [&](Backend* be, auto* in, auto* g, auto* out) {
-    return be->conv2d_backprop_filter(ctx.exec(), p, in, g, out);
-  });
+  return finish_conv(ctx, Kernel::conv2d_backprop_filter,
+                     {.spec = spec, .p = p, .a = {*x, ConvRole::kX}, .b = {*dy, ConvRole::kDy},
+                      .out = {nullptr, ConvRole::kW}}, filter_shape);
 }
 
 }  // namespace gradrt

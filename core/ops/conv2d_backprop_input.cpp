@@ -30,12 +30,9 @@ Status run_conv2d_backprop_input(OpContext& ctx) {
   ConvSpec spec;
   GRADRT_RETURN_IF_ERROR(decode_conv_spec(ctx.attrs(), ConvOpKind::kBackpropInput, true, &spec));
   const TensorView *sizes, *filter, *dy;
-  GRADRT_RETURN_IF_ERROR(ctx.input(v2 ? "input" : "input_sizes", &sizes));
-  GRADRT_RETURN_IF_ERROR(ctx.input("filter", &filter));
-  GRADRT_RETURN_IF_ERROR(ctx.input("out_backprop", &dy));
+  GRADRT_RETURN_IF_ERROR(read_inputs(ctx, &sizes, &filter, &dy));  // sizes: V2's input tensor
   if (filter->dtype == DType::int32) return ctx.unimplemented("int32 is not supported; use a floating dtype");
-  GRADRT_RETURN_IF_ERROR(ctx.resolve_dtype(*filter, "filter",
-      {DType::float16, DType::bfloat16, DType::float32, DType::float64}));
+  GRADRT_RETURN_IF_ERROR(resolve_float_dtype(ctx, *filter, "filter"));
   GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*dy, "out_backprop", filter->dtype));
   if (v2) GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*sizes, "input", filter->dtype));
   // Ranks first: the 2-value input_sizes form reads filter dim 2 and out_backprop dim 0.
@@ -47,14 +44,9 @@ Status run_conv2d_backprop_input(OpContext& ctx) {
 
   ConvParams p;
   GRADRT_RETURN_IF_ERROR(resolve_conv(ctx.op(), spec, input_shape, filter->shape, &dy->shape, &p, nullptr));
-  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
-  Tensor* dx;
-  GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), input_shape, &dx));
-  const ConvOperands operands{.spec = spec, .p = p, .a = {*filter, ConvRole::kW}, .b = {*dy, ConvRole::kDy},
-                              .out = {dx, ConvRole::kX}};
-  return run_conv_kernel(ctx, Kernel::conv2d_backprop_input, operands, [&](Backend* be, auto* w, auto* g, auto* out) {
-    return be->conv2d_backprop_input(ctx.exec(), p, w, g, out);
-  });
+  return finish_conv(ctx, Kernel::conv2d_backprop_input,
+                     {.spec = spec, .p = p, .a = {*filter, ConvRole::kW}, .b = {*dy, ConvRole::kDy},
+                      .out = {nullptr, ConvRole::kX}}, input_shape);
 }
 
 }  // namespace gradrt

@@ -38,10 +38,7 @@ Status run_fractional_avg_pool_grad(OpContext& ctx) {
   GRADRT_RETURN_IF_ERROR(ctx.attrs().boolean("overlapping", &overlapping, false));
   GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
   const TensorView *shape_t, *dy, *row_t, *col_t;
-  GRADRT_RETURN_IF_ERROR(ctx.input("orig_input_tensor_shape", &shape_t));
-  GRADRT_RETURN_IF_ERROR(ctx.input("out_backprop", &dy));
-  GRADRT_RETURN_IF_ERROR(ctx.input("row_pooling_sequence", &row_t));
-  GRADRT_RETURN_IF_ERROR(ctx.input("col_pooling_sequence", &col_t));
+  GRADRT_RETURN_IF_ERROR(read_inputs(ctx, &shape_t, &dy, &row_t, &col_t));
   GRADRT_RETURN_IF_ERROR(ctx.resolve_dtype(*dy, "out_backprop", {DType::float32, DType::float64, DType::int32, DType::int64}));
   std::vector<int64_t> orig, rows, cols;
   GRADRT_RETURN_IF_ERROR(ctx.int_vector(*shape_t, "orig_input_tensor_shape", &orig));

@@ -65,13 +65,9 @@ Status forward(OpContext& ctx, const BatchNormParams& p, const BatchNormLayout& 
 Status run_fused_batch_norm(OpContext& ctx) {
   const bool v1 = ctx.op() == "FusedBatchNorm", v3 = ctx.op() == "FusedBatchNormV3";
   BnInputs in;
-  GRADRT_RETURN_IF_ERROR(ctx.input("x", &in.x));
-  GRADRT_RETURN_IF_ERROR(ctx.input("scale", &in.scale));
-  GRADRT_RETURN_IF_ERROR(ctx.input("offset", &in.offset));
-  GRADRT_RETURN_IF_ERROR(ctx.input("mean", &in.mean));
-  GRADRT_RETURN_IF_ERROR(ctx.input("variance", &in.variance));
+  GRADRT_RETURN_IF_ERROR(read_inputs(ctx, &in.x, &in.scale, &in.offset, &in.mean, &in.variance));
   GRADRT_RETURN_IF_ERROR(v1 ? ctx.resolve_dtype(*in.x, "x", {DType::float32, DType::float64})
-      : ctx.resolve_dtype(*in.x, "x", {DType::float16, DType::bfloat16, DType::float32, DType::float64}));
+      : resolve_float_dtype(ctx, *in.x, "x"));
   const DType U = batch_norm_param_dtype(in.x->dtype);
   for (auto [t, name] : {std::pair{in.scale, "scale"}, {in.offset, "offset"}, {in.mean, "mean"}, {in.variance, "variance"}})
     GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*t, name, U));

@@ -16,7 +16,7 @@ Status run_fused_batch_norm_grad(OpContext& ctx) {
   GRADRT_RETURN_IF_ERROR(ctx.input("reserve_space_2", &rs2));
   if (v3) GRADRT_RETURN_IF_ERROR(ctx.input("reserve_space_3", &rs3));
   GRADRT_RETURN_IF_ERROR(v1 ? ctx.resolve_dtype(*x, "x", {DType::float32, DType::float64})
-      : ctx.resolve_dtype(*x, "x", {DType::float16, DType::bfloat16, DType::float32, DType::float64}));
+      : resolve_float_dtype(ctx, *x, "x"));
   GRADRT_RETURN_IF_ERROR(ctx.expect_dtype(*dy, "y_backprop", x->dtype));
   const DType U = batch_norm_param_dtype(x->dtype);
   for (auto [t, name] : {std::pair{scale, "scale"}, {rs1, "reserve_space_1"}, {rs2, "reserve_space_2"}})

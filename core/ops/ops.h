@@ -4,6 +4,7 @@
 #include "conv_shape.h"
 #include "op_context.h"
 #include "reference/reference.h"
+#include "status_macros.h"
 
 namespace gradrt {
 
@@ -45,6 +46,24 @@ Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
   return s;
 }
 
+// Reads the op's inputs, in its ops.inc order, into `out...` (one pointer per input).
+template <class... Out>
+Status read_inputs(OpContext& ctx, Out... out) {
+  const OpInfo* info = nullptr;
+  for (const OpInfo& o : ops())
+    if (o.name == ctx.op()) info = &o;
+  if (!info || info->inputs.size() != sizeof...(out)) return Status(Code::Internal, ctx.op() + ": input count");
+  Status s;
+  size_t i = 0;
+  ((s.ok() ? (void)(s = ctx.input(info->inputs[i++].c_str(), out)) : void()), ...);
+  return s;
+}
+
+// resolve_dtype over the floating dtypes every float op accepts.
+inline Status resolve_float_dtype(OpContext& ctx, const TensorView& t, const char* name) {
+  return ctx.resolve_dtype(t, name, {DType::float16, DType::bfloat16, DType::float32, DType::float64});
+}
+
 // Calls f(T{}) with T = double for float64 ops, float otherwise.
 template <class F>
 Status with_compute_type(const OpContext& ctx, F f) {
@@ -67,6 +86,8 @@ Status run_integer_pool(OpContext& ctx, const FracPoolParams& p, const TensorVie
 // Conv-family helpers shared by the six conv ops.
 // A shape vector input (input_sizes / filter_sizes): int32/int64, rank 1, entries >= 0.
 Status read_sizes(OpContext& ctx, const TensorView& t, const char* name, std::vector<int64_t>* out);
+// read_sizes of a 4-D shape (the depthwise gradients' input_sizes / filter_sizes).
+Status read_sizes4(OpContext& ctx, const TensorView& t, const char* name, std::vector<int64_t>* out);
 
 // Conv2D (depthwise = false) and DepthwiseConv2dNative: the same flow, another shape rule and kernel.
 Status run_conv_forward(OpContext& ctx, bool depthwise);
@@ -94,12 +115,29 @@ struct ConvOperands {
   Out out;
 };
 
+// Calls conv kernel `which` of backend be: the six conv kernels share one signature
+// (exec, params, a, b, out) in the kernel list.
+template <class T>
+Status call_conv_kernel(Backend* be, Kernel which, const Exec& e, const ConvParams& p, const T* a, const T* b, T* out) {
+  switch (which) {
+    case Kernel::conv2d: return be->conv2d(e, p, a, b, out);
+    case Kernel::conv2d_backprop_input: return be->conv2d_backprop_input(e, p, a, b, out);
+    case Kernel::conv2d_backprop_filter: return be->conv2d_backprop_filter(e, p, a, b, out);
+    case Kernel::depthwise_conv2d_native: return be->depthwise_conv2d_native(e, p, a, b, out);
+    case Kernel::depthwise_conv2d_native_backprop_input:
+      return be->depthwise_conv2d_native_backprop_input(e, p, a, b, out);
+    case Kernel::depthwise_conv2d_native_backprop_filter:
+      return be->depthwise_conv2d_native_backprop_filter(e, p, a, b, out);
+    default:
+      return Status(Code::Internal, std::string(kKernelInfo[static_cast<int>(which)].stem) + " is not a conv kernel");
+  }
+}
+
 // The common tail of the six conv ops, after validation and output allocation: an empty
 // output, or a sum over an empty operand (zeros, already there), runs nothing; otherwise
-// `out = kernel(backend, a, b, out)` in the compute type, NCHW operands transposed around it.
-// `kernel` is generic over the element type: [&](Backend* be, auto* a, auto* b, auto* o).
-template <class K>
-Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& c, K kernel) {
+// conv kernel `which` computes out from (a, b) in the compute type, NCHW operands transposed
+// around it.
+inline Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& c) {
   const ConvParams& p = c.p;
   const int64_t w_elements = c.depthwise ? p.dw_w_elements() : p.w_elements();
   auto count = [&](ConvRole r) { return r == ConvRole::kX ? p.x_elements() : r == ConvRole::kW ? w_elements : p.y_elements(); };
@@ -115,8 +153,18 @@ Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& c, K ke
                         {&c.b.t, count(c.b.role), layout(c.b.role)}, {c.out.t, layout(c.out.role)}};
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
-    return run_binary<T>(ctx, call, [&](Backend* be, const T* pa, const T* pb, T* po) { return kernel(be, pa, pb, po); });
+    return run_binary<T>(ctx, call, [&](Backend* be, const T* pa, const T* pb, T* po) {
+      return call_conv_kernel(be, which, ctx.exec(), p, pa, pb, po);
+    });
   });
+}
+
+// The tail of every conv op once its shapes are resolved: unknown attributes fail, the
+// output ("output", out_shape) is allocated into c.out.t, then run_conv_kernel.
+inline Status finish_conv(OpContext& ctx, Kernel which, ConvOperands c, const std::vector<int64_t>& out_shape) {
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), out_shape, &c.out.t));
+  return run_conv_kernel(ctx, which, c);
 }
 
 }  // namespace gradrt

@@ -6,28 +6,23 @@ namespace gradrt::ref {
 template <class T>
 void conv2d(const ConvParams& p, const T* x, const T* w, T* y) {
   const int64_t out_per_group = p.out_c / p.groups;
-  for (int64_t n = 0; n < p.batch; ++n)
-    for (int64_t oy = 0; oy < p.out_h; ++oy)
-      for (int64_t ox = 0; ox < p.out_w; ++ox)
-        for (int64_t oc = 0; oc < p.out_c; ++oc) {
-          const int64_t c0 = oc / out_per_group * p.filter_in_c;
-          double acc = 0;
-          for (int64_t ky = 0; ky < p.filter_h; ++ky) {
-            const int64_t iy = oy * p.stride_h - p.pad_top + ky * p.dilation_h;
-            if (iy < 0 || iy >= p.in_h) continue;
-            for (int64_t kx = 0; kx < p.filter_w; ++kx) {
-              const int64_t ix = ox * p.stride_w - p.pad_left + kx * p.dilation_w;
-              if (ix < 0 || ix >= p.in_w) continue;
-              for (int64_t f = 0; f < p.filter_in_c; ++f)
-                acc += double(x[((n * p.in_h + iy) * p.in_w + ix) * p.in_c + c0 + f]) *
-                       double(w[((ky * p.filter_w + kx) * p.filter_in_c + f) * p.out_c + oc]);
-            }
-          }
-          y[((n * p.out_h + oy) * p.out_w + ox) * p.out_c + oc] = T(acc);
-        }
+  for_each_4d(p.batch, p.out_h, p.out_w, p.out_c, [&](int64_t n, int64_t oy, int64_t ox, int64_t oc) {
+    const int64_t c0 = oc / out_per_group * p.filter_in_c;
+    double acc = 0;
+    for (int64_t ky = 0; ky < p.filter_h; ++ky) {
+      const int64_t iy = p.in_row(oy, ky);
+      if (iy < 0 || iy >= p.in_h) continue;
+      for (int64_t kx = 0; kx < p.filter_w; ++kx) {
+        const int64_t ix = p.in_col(ox, kx);
+        if (ix < 0 || ix >= p.in_w) continue;
+        for (int64_t f = 0; f < p.filter_in_c; ++f)
+          acc += double(x[p.x_at(n, iy, ix, c0 + f)]) * double(w[p.w_at(ky, kx, f, oc)]);
+      }
+    }
+    y[p.y_at(n, oy, ox, oc)] = T(acc);
+  });
 }
 
-template void conv2d<float>(const ConvParams&, const float*, const float*, float*);
-template void conv2d<double>(const ConvParams&, const double*, const double*, double*);
+GRADRT_REF_INSTANTIATE_CONV(conv2d)
 
 }  // namespace gradrt::ref

@@ -8,32 +8,27 @@ namespace gradrt::ref {
 template <class T>
 void conv2d_backprop_input(const ConvParams& p, const T* w, const T* dy, T* dx) {
   const int64_t out_per_group = p.out_c / p.groups;
-  for (int64_t n = 0; n < p.batch; ++n)
-    for (int64_t iy = 0; iy < p.in_h; ++iy)
-      for (int64_t ix = 0; ix < p.in_w; ++ix)
-        for (int64_t c = 0; c < p.in_c; ++c) {
-          const int64_t g = c / p.filter_in_c, f = c % p.filter_in_c;
-          double acc = 0;
-          for (int64_t ky = 0; ky < p.filter_h; ++ky) {
-            const int64_t ty = iy + p.pad_top - ky * p.dilation_h;
-            if (ty < 0 || ty % p.stride_h) continue;
-            const int64_t oy = ty / p.stride_h;
-            if (oy >= p.out_h) continue;
-            for (int64_t kx = 0; kx < p.filter_w; ++kx) {
-              const int64_t tx = ix + p.pad_left - kx * p.dilation_w;
-              if (tx < 0 || tx % p.stride_w) continue;
-              const int64_t ox = tx / p.stride_w;
-              if (ox >= p.out_w) continue;
-              for (int64_t oc = g * out_per_group; oc < (g + 1) * out_per_group; ++oc)
-                acc += double(dy[((n * p.out_h + oy) * p.out_w + ox) * p.out_c + oc]) *
-                       double(w[((ky * p.filter_w + kx) * p.filter_in_c + f) * p.out_c + oc]);
-            }
-          }
-          dx[((n * p.in_h + iy) * p.in_w + ix) * p.in_c + c] = T(acc);
-        }
+  for_each_4d(p.batch, p.in_h, p.in_w, p.in_c, [&](int64_t n, int64_t iy, int64_t ix, int64_t c) {
+    const int64_t g = c / p.filter_in_c, f = c % p.filter_in_c;
+    double acc = 0;
+    for (int64_t ky = 0; ky < p.filter_h; ++ky) {
+      const int64_t ty = iy + p.pad_top - ky * p.dilation_h;
+      if (ty < 0 || ty % p.stride_h) continue;
+      const int64_t oy = ty / p.stride_h;
+      if (oy >= p.out_h) continue;
+      for (int64_t kx = 0; kx < p.filter_w; ++kx) {
+        const int64_t tx = ix + p.pad_left - kx * p.dilation_w;
+        if (tx < 0 || tx % p.stride_w) continue;
+        const int64_t ox = tx / p.stride_w;
+        if (ox >= p.out_w) continue;
+        for (int64_t oc = g * out_per_group; oc < (g + 1) * out_per_group; ++oc)
+          acc += double(dy[p.y_at(n, oy, ox, oc)]) * double(w[p.w_at(ky, kx, f, oc)]);
+      }
+    }
+    dx[p.x_at(n, iy, ix, c)] = T(acc);
+  });
 }
 
-template void conv2d_backprop_input<float>(const ConvParams&, const float*, const float*, float*);
-template void conv2d_backprop_input<double>(const ConvParams&, const double*, const double*, double*);
+GRADRT_REF_INSTANTIATE_CONV(conv2d_backprop_input)
 
 }  // namespace gradrt::ref

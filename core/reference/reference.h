@@ -18,4 +18,18 @@ namespace gradrt::ref {
 GRADRT_KERNELS(GRADRT_REF_DECLARE, T)
 #undef GRADRT_REF_DECLARE
 
+// Calls f(i, j, k, l) for every index of the box [0,a) x [0,b) x [0,c) x [0,d), l fastest.
+template <class F>
+void for_each_4d(int64_t a, int64_t b, int64_t c, int64_t d, F f) {
+  for (int64_t i = 0; i < a; ++i)
+    for (int64_t j = 0; j < b; ++j)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t l = 0; l < d; ++l) f(i, j, k, l);
+}
+
+// The float and double instances of a conv kernel STEM(p, a, b, out).
+#define GRADRT_REF_INSTANTIATE_CONV(STEM)                                          \
+  template void STEM<float>(const ConvParams&, const float*, const float*, float*); \
+  template void STEM<double>(const ConvParams&, const double*, const double*, double*);
+
 }  // namespace gradrt::ref

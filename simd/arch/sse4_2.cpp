@@ -1,5 +1,6 @@
 // The cpu kernels instantiated for sse4_2 (compiler flags: simd/CMakeLists.txt).
 #define GRADRT_SIMD_NS sse4_2
+#define GRADRT_SIMD_ARCH xsimd::sse4_2
 #if defined(__wasm_simd128__)
 // WASM SIMD128 (V8 on x64): 15 allocatable vector registers and no FMA (a*b + c is a
 // multiply into a temporary, then an add), so 6x2 (12 accumulators + 2 B + broadcast +
@@ -13,13 +14,4 @@
 #define GRADRT_SIMD_MR 6   // GEMM tile: MR rows x NRV vectors
 #define GRADRT_SIMD_NRV 2
 #endif
-#include "../kernels/all.h"
-
-namespace gradrt::simd {
-
-const KernelTable* table_sse4_2() {
-  static const KernelTable table = sse4_2::make_table<xsimd::sse4_2>();
-  return &table;
-}
-
-}  // namespace gradrt::simd
+#include "arch_unit.h"

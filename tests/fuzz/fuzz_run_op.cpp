@@ -200,34 +200,17 @@ void structured_conv(FuzzedDataProvider& fdp, Program* p) {
     p->attrs["T"] = AttrValue("bfloat16");
   }
   DType sizes_dtype = fdp.ConsumeBool() ? DType::int32 : DType::int64;
-  switch (k) {
-    case 0:
-    case 4:
-      if (k == 0 && !nchw && groups == 1 && fdp.ConsumeBool()) p->inputs.push_back({"input_sizes", ivec({h, w}, sizes_dtype)});
-      else p->inputs.push_back({"input_sizes", ivec(x_shape, sizes_dtype)});
-      p->inputs.push_back({"filter", tensor(fdp, storage, f_shape)});
-      p->inputs.push_back({"out_backprop", tensor(fdp, storage, y_shape)});
-      break;
-    case 1:
-      p->inputs.push_back({"input", tensor(fdp, storage, x_shape)});
-      p->inputs.push_back({"filter", tensor(fdp, storage, f_shape)});
-      p->inputs.push_back({"out_backprop", tensor(fdp, storage, y_shape)});
-      break;
-    case 2:
-    case 5:
-      p->inputs.push_back({"input", tensor(fdp, storage, x_shape)});
-      p->inputs.push_back({"filter_sizes", ivec(f_shape, sizes_dtype)});
-      p->inputs.push_back({"out_backprop", tensor(fdp, storage, y_shape)});
-      break;
-    case 3:
-      p->inputs.push_back({"input", tensor(fdp, storage, x_shape)});
-      p->inputs.push_back({"filter", tensor(fdp, storage, f_shape)});
-      p->inputs.push_back({"out_backprop", tensor(fdp, storage, y_shape)});
-      break;
-    default:
-      p->inputs.push_back({"input", tensor(fdp, storage, x_shape)});
-      p->inputs.push_back({"filter", tensor(fdp, storage, f_shape)});
-      break;
+  // The op's inputs in its order (ops.inc); a *_sizes input is the shape as a vector.
+  const gradrt::OpInfo& info = *std::find_if(gradrt::ops().begin(), gradrt::ops().end(),
+                                             [&](const gradrt::OpInfo& o) { return o.name == p->op; });
+  for (const std::string& name : info.inputs) {
+    if (name == "input_sizes" && k == 0 && !nchw && groups == 1 && fdp.ConsumeBool())
+      p->inputs.push_back({name, ivec({h, w}, sizes_dtype)});  // Conv2DBackpropInput's 2-element form
+    else if (name == "input_sizes") p->inputs.push_back({name, ivec(x_shape, sizes_dtype)});
+    else if (name == "filter_sizes") p->inputs.push_back({name, ivec(f_shape, sizes_dtype)});
+    else if (name == "input") p->inputs.push_back({name, tensor(fdp, storage, x_shape)});
+    else if (name == "filter") p->inputs.push_back({name, tensor(fdp, storage, f_shape)});
+    else p->inputs.push_back({name, tensor(fdp, storage, y_shape)});  // out_backprop
   }
   p->compare_values = true;
 }

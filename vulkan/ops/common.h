@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <type_traits>
 #include <vector>
@@ -65,6 +66,26 @@ Status run_one_dispatch(Context& ctx, const Kernel& k, const Push& push, In a, I
   GRADRT_RETURN_IF_ERROR(job.output(out.data, out.bytes, &bout));
   GRADRT_RETURN_IF_ERROR(job.dispatch(k, {ba, bb, bout}, push, gx, gy, gz));
   return job.run();
+}
+
+// The conv kernels that are one dispatch: the ConvPush of p (Unimplemented naming `kernel` when
+// a size does not fit int32), then code with specialisation `spec` run as run_one_dispatch.
+inline Status run_conv_dispatch(Context& ctx, const char* kernel, const ShaderCode& code,
+                                const std::vector<uint32_t>& spec, const ConvParams& p, In a, In b, Out out,
+                                uint32_t gx, uint32_t gy = 1, uint32_t gz = 1) {
+  ConvPush push;
+  GRADRT_RETURN_IF_ERROR(make_conv_push(kernel, p, &push));
+  const Kernel* k = nullptr;
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(code, spec, &k));
+  return run_one_dispatch(ctx, *k, push, a, b, out, gx, gy, gz);
+}
+
+// True when an output of n elements needs no dispatch: it is empty, or `empty_sum` (every
+// element a sum of nothing) and it has been written as zeros here (policy 3).
+template <class T>
+bool answered_on_host(T* out, int64_t n, bool empty_sum) {
+  if (n > 0 && empty_sum) std::memset(out, 0, sizeof(T) * n);
+  return n == 0 || empty_sum;
 }
 
 // The filter gradients (conv and depthwise) reduce over k = (n, oy, ox) in chunks, each chunk

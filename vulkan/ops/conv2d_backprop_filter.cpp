@@ -2,7 +2,6 @@
 // over (ky, kx, f) x (output channel of the group) whose k = (n, oy, ox) is split into chunks;
 // each chunk writes its own partial dw and shaders/sum_partials.comp adds them in chunk order.
 #include <algorithm>
-#include <cstring>
 
 #include "common.h"
 #include "conv2d_backprop_filter.spv.h"
@@ -15,11 +14,7 @@ namespace gradrt::vk {
 template <class T>
 Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, const T* dy, T* dw) {
   const int64_t n_dw = p.w_elements();
-  if (n_dw == 0) return Status::OK();
-  if (p.groups <= 0 || p.x_elements() == 0 || p.y_elements() == 0) {  // empty sum: zeros (policy 3)
-    std::memset(dw, 0, sizeof(T) * n_dw);
-    return Status::OK();
-  }
+  if (answered_on_host(dw, n_dw, p.groups <= 0 || p.x_elements() == 0 || p.y_elements() == 0)) return Status::OK();
   ConvPush push;
   GRADRT_RETURN_IF_ERROR(make_conv_push("conv2d_backprop_filter", p, &push));
   const int64_t M = p.filter_h * p.filter_w * p.filter_in_c, N = p.out_c / p.groups;

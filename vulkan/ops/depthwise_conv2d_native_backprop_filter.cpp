@@ -1,7 +1,6 @@
 // DepthwiseConv2dNativeBackpropFilter on Vulkan: shaders/depthwise_conv2d_native_backprop_filter.comp
 // writes one partial dw per chunk of (n, oy, ox); shaders/sum_partials.comp adds them in order.
 #include <algorithm>
-#include <cstring>
 
 #include "common.h"
 #include "depthwise_conv2d_native_backprop_filter.spv.h"
@@ -15,11 +14,7 @@ template <class T>
 Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p, const T* x, const T* dy,
                                                T* dw) {
   const int64_t n_dw = p.dw_w_elements();  // = filter_h * filter_w * out_c
-  if (n_dw == 0) return Status::OK();
-  if (p.x_elements() == 0 || p.y_elements() == 0) {  // empty sum: zeros (policy 3)
-    std::memset(dw, 0, sizeof(T) * n_dw);
-    return Status::OK();
-  }
+  if (answered_on_host(dw, n_dw, p.x_elements() == 0 || p.y_elements() == 0)) return Status::OK();
   ConvPush push;
   GRADRT_RETURN_IF_ERROR(make_conv_push("depthwise_conv2d_native_backprop_filter", p, &push));
   const int64_t K = p.batch * p.out_h * p.out_w;

@@ -1,6 +1,5 @@
 // DepthwiseConv2dNativeBackpropInput on Vulkan: shaders/depthwise_conv2d_native_backprop_input.comp,
 // one invocation per dx element gathering its covering output window.
-#include <cstring>
 
 #include "common.h"
 #include "depthwise_conv2d_native_backprop_input.spv.h"
@@ -15,14 +14,11 @@ Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p,
                                               T* dx) {
   const int64_t n_dx = p.x_elements();
   if (n_dx == 0) return Status::OK();
-  ConvPush push;
-  GRADRT_RETURN_IF_ERROR(make_conv_push("depthwise_conv2d_native_backprop_input", p, &push));
   const uint32_t threads = elementwise_threads(ctx);
-  const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush),
-      {threads}, &k));
-  return run_one_dispatch(ctx, *k, push, {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
-                          {dx, sizeof(T) * n_dx}, group_count(ctx, n_dx, threads, 0));
+  return run_conv_dispatch(ctx, "depthwise_conv2d_native_backprop_input",
+                           GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush), {threads}, p,
+                           {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
+                           {dx, sizeof(T) * n_dx}, group_count(ctx, n_dx, threads, 0));
 }
 
 template Status depthwise_conv2d_native_backprop_input<float>(Context&, const ConvParams&, const float*, const float*, float*);

@@ -62,60 +62,56 @@ export function conv2d(g, x, w) {
   return y;
 }
 
-export function conv2dBackpropInput(g, w, dy) {
-  const dx = new Float64Array(g.N * g.H * g.W * g.C);
+// Calls fn(xi, wi, d) for every product of the conv gradients: d = dy[n, oy, ox, oc] times
+// w[ky, kx, f, oc] (dx) or x[n, iy, ix, c0 + f] (dw).
+function convGradientProducts(g, dy, fn) {
   const perGroup = g.OC / (g.C / g.FI);
   taps(g, (n, oy, ox, ky, kx, iy, ix) => {
     for (let oc = 0; oc < g.OC; oc++) {
       const d = dy[((n * g.OH + oy) * g.OW + ox) * g.OC + oc];
       const c0 = Math.floor(oc / perGroup) * g.FI;
-      for (let f = 0; f < g.FI; f++) dx[((n * g.H + iy) * g.W + ix) * g.C + c0 + f] += d * w[((ky * g.FW + kx) * g.FI + f) * g.OC + oc];
+      for (let f = 0; f < g.FI; f++) fn(((n * g.H + iy) * g.W + ix) * g.C + c0 + f, ((ky * g.FW + kx) * g.FI + f) * g.OC + oc, d);
     }
   });
+}
+
+export function conv2dBackpropInput(g, w, dy) {
+  const dx = new Float64Array(g.N * g.H * g.W * g.C);
+  convGradientProducts(g, dy, (xi, wi, d) => { dx[xi] += d * w[wi]; });
   return dx;
 }
 
 export function conv2dBackpropFilter(g, x, dy) {
   const dw = new Float64Array(g.FH * g.FW * g.FI * g.OC);
-  const perGroup = g.OC / (g.C / g.FI);
-  taps(g, (n, oy, ox, ky, kx, iy, ix) => {
-    for (let oc = 0; oc < g.OC; oc++) {
-      const d = dy[((n * g.OH + oy) * g.OW + ox) * g.OC + oc];
-      const c0 = Math.floor(oc / perGroup) * g.FI;
-      for (let f = 0; f < g.FI; f++) dw[((ky * g.FW + kx) * g.FI + f) * g.OC + oc] += d * x[((n * g.H + iy) * g.W + ix) * g.C + c0 + f];
-    }
-  });
+  convGradientProducts(g, dy, (xi, wi, d) => { dw[wi] += d * x[xi]; });
   return dw;
 }
 
 // 4.3 (with dilation, gradrt policy 1). w: [FH, FW, C, M], output channel c*M + m.
-export function depthwiseConv2dNative(g, x, w) {
-  const y = new Float64Array(g.N * g.OH * g.OW * g.OC);
+// Calls fn(xi, wi, yi) for every product x[xi] * w[wi] that output y[yi] sums.
+function depthwiseProducts(g, fn) {
   taps(g, (n, oy, ox, ky, kx, iy, ix) => {
     for (let c = 0; c < g.C; c++)
       for (let m = 0; m < g.M; m++)
-        y[((n * g.OH + oy) * g.OW + ox) * g.OC + c * g.M + m] += x[((n * g.H + iy) * g.W + ix) * g.C + c] * w[((ky * g.FW + kx) * g.C + c) * g.M + m];
+        fn(((n * g.H + iy) * g.W + ix) * g.C + c, ((ky * g.FW + kx) * g.C + c) * g.M + m, ((n * g.OH + oy) * g.OW + ox) * g.OC + c * g.M + m);
   });
+}
+
+export function depthwiseConv2dNative(g, x, w) {
+  const y = new Float64Array(g.N * g.OH * g.OW * g.OC);
+  depthwiseProducts(g, (xi, wi, yi) => { y[yi] += x[xi] * w[wi]; });
   return y;
 }
 
 export function depthwiseConv2dNativeBackpropInput(g, w, dy) {
   const dx = new Float64Array(g.N * g.H * g.W * g.C);
-  taps(g, (n, oy, ox, ky, kx, iy, ix) => {
-    for (let c = 0; c < g.C; c++)
-      for (let m = 0; m < g.M; m++)
-        dx[((n * g.H + iy) * g.W + ix) * g.C + c] += dy[((n * g.OH + oy) * g.OW + ox) * g.OC + c * g.M + m] * w[((ky * g.FW + kx) * g.C + c) * g.M + m];
-  });
+  depthwiseProducts(g, (xi, wi, yi) => { dx[xi] += dy[yi] * w[wi]; });
   return dx;
 }
 
 export function depthwiseConv2dNativeBackpropFilter(g, x, dy) {
   const dw = new Float64Array(g.FH * g.FW * g.C * g.M);
-  taps(g, (n, oy, ox, ky, kx, iy, ix) => {
-    for (let c = 0; c < g.C; c++)
-      for (let m = 0; m < g.M; m++)
-        dw[((ky * g.FW + kx) * g.C + c) * g.M + m] += dy[((n * g.OH + oy) * g.OW + ox) * g.OC + c * g.M + m] * x[((n * g.H + iy) * g.W + ix) * g.C + c];
-  });
+  depthwiseProducts(g, (xi, wi, yi) => { dw[wi] += dy[yi] * x[xi]; });
   return dw;
 }
 
