@@ -93,7 +93,15 @@ Status OpContext::add_output(const char* name, DType dtype, std::vector<int64_t>
   }
 #endif
   Tensor t;
-  Status s = Tensor::allocate(dtype, std::move(shape), &t, largest);
+  Status s = Tensor::adopt(dtype, shape, nullptr, &t);  // the checks alone
+  void* given = nullptr;
+  if (s.ok() && options_.output_memory) given = options_.output_memory(name, dtype, shape);
+  // Kernels may use aligned (e.g. non-temporal) stores: memory under 64-byte alignment is not taken.
+  if (s.ok()) {
+    s = given != nullptr && reinterpret_cast<uintptr_t>(given) % 64 == 0
+            ? Tensor::adopt(dtype, std::move(shape), given, &t)
+            : Tensor::allocate(dtype, std::move(shape), &t, largest);
+  }
   if (!s.ok()) return Status(s.code(), op_ + ": output '" + name + "': " + s.message());
   outputs_->emplace_back(name, std::move(t));
   *out = &outputs_->back().second;

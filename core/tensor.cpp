@@ -149,7 +149,7 @@ BlockCache& block_cache() {
 }  // namespace
 
 void Tensor::Free::operator()(void* p) const {
-  if (p == nullptr) return;
+  if (p == nullptr || !owned) return;
   void* base;
   size_t bytes;
   std::memcpy(&base, static_cast<char*>(p) - 16, sizeof base);
@@ -157,7 +157,10 @@ void Tensor::Free::operator()(void* p) const {
   if (static_cast<char*>(base) + kHeader != p || !block_cache().put(base, bytes)) std::free(base);
 }
 
-Status Tensor::allocate(DType dtype, std::vector<int64_t> shape, Tensor* out, const void* away_from) {
+namespace {
+// The checks every tensor passes before memory is found for it: element count within the limit,
+// bytes addressable.
+Status checked_bytes(DType dtype, const std::vector<int64_t>& shape, int64_t* n_out, size_t* bytes_out) {
   int64_t n = 0;
   GRADRT_RETURN_IF_ERROR(checked_num_elements(shape, "tensor", &n));
   if (n > max_tensor_elements())
@@ -171,7 +174,30 @@ Status Tensor::allocate(DType dtype, std::vector<int64_t> shape, Tensor* out, co
       static_cast<uint64_t>(bytes64) > static_cast<uint64_t>(SIZE_MAX - kAlign - kHeader))  // + rounding + header
     return Status(Code::ResourceExhausted, "tensor of shape " + shape_string(shape) + " has " + std::to_string(n) +
                                                " elements, too many bytes to address");
-  size_t bytes = static_cast<size_t>(bytes64);
+  *n_out = n;
+  *bytes_out = static_cast<size_t>(bytes64);
+  return Status::OK();
+}
+}  // namespace
+
+Status Tensor::adopt(DType dtype, std::vector<int64_t> shape, void* data, Tensor* out) {
+  int64_t n = 0;
+  size_t bytes = 0;
+  GRADRT_RETURN_IF_ERROR(checked_bytes(dtype, shape, &n, &bytes));
+  if (data == nullptr) return Status::OK();
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.num_elements_ = n;
+  t.data_ = std::unique_ptr<void, Free>(data, Free(false));
+  *out = std::move(t);
+  return Status::OK();
+}
+
+Status Tensor::allocate(DType dtype, std::vector<int64_t> shape, Tensor* out, const void* away_from) {
+  int64_t n = 0;
+  size_t bytes = 0;
+  GRADRT_RETURN_IF_ERROR(checked_bytes(dtype, shape, &n, &bytes));
   // Round up to the alignment (aligned_alloc wants a multiple of it: Emscripten's returns
   // null otherwise); allocate at least that much so data() is never null.
   size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;

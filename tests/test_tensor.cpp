@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "gradrt/gradrt.h"
@@ -52,4 +54,52 @@ TEST_CASE("tensor: many large frees stay bounded and every block remains valid")
     for (size_t i = 0; i < live.size(); ++i)
       for (size_t j = i + 1; j < live.size(); ++j) CHECK(live[i].data() != live[j].data());
   }
+}
+
+// RunOptions::output_memory: outputs written into the caller's memory (what gradrt_tf does with
+// TensorFlow's output tensors), with the same values as gradrt's own allocation.
+TEST_CASE("tensor: outputs go into memory the caller gives, same values as gradrt's own") {
+  std::vector<float> x(2 * 5 * 5 * 3), w(3 * 3 * 3 * 4);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.25f - 0.5f;
+  gradrt::Inputs in;
+  in["input"] = {DType::float32, {2, 5, 5, 3}, x.data()};
+  in["filter"] = {DType::float32, {3, 3, 3, 4}, w.data()};
+  gradrt::Attrs attrs = {{"strides", gradrt::AttrValue(std::vector<int64_t>{1, 2, 2, 1})},
+                         {"padding", gradrt::AttrValue(std::string("SAME"))}};
+  gradrt::Outputs own;
+  REQUIRE(gradrt::run_op("Conv2D", in, attrs, &own).ok());
+
+  for (size_t misalign : {size_t{0}, size_t{4}}) {
+    CAPTURE(misalign);
+    alignas(64) static float buffer[2 * 3 * 3 * 4 + 16];
+    void* mine = reinterpret_cast<char*>(buffer) + misalign;
+    int calls = 0;
+    gradrt::RunOptions options;
+    options.output_memory = [&](std::string_view name, DType dtype, const std::vector<int64_t>& shape) -> void* {
+      ++calls;
+      CHECK(name == "output");
+      CHECK(dtype == DType::float32);
+      CHECK(shape == std::vector<int64_t>{2, 3, 3, 4});
+      return mine;
+    };
+    gradrt::Outputs got;
+    REQUIRE(gradrt::run_op("Conv2D", in, attrs, &got, options).ok());
+    CHECK(calls == 1);
+    REQUIRE(got.size() == 1);
+    // Under 64-byte alignment gradrt allocates itself; otherwise it wrote into the buffer.
+    CHECK((got[0].second.data() == mine) == (misalign == 0));
+    REQUIRE(got[0].second.num_bytes() == own[0].second.num_bytes());
+    CHECK(std::memcmp(got[0].second.data(), own[0].second.data(), own[0].second.num_bytes()) == 0);
+  }
+  // A refused input never reaches the callback.
+  in["filter"] = {DType::float32, {3, 3, 2, 4}, w.data()};  // depth 2 vs input depth 3
+  gradrt::RunOptions options;
+  options.output_memory = [](std::string_view, DType, const std::vector<int64_t>&) -> void* {
+    FAIL("called for a refused input");
+    return nullptr;
+  };
+  gradrt::Outputs none;
+  CHECK(gradrt::run_op("Conv2D", in, attrs, &none, options).code() == gradrt::Code::InvalidArgument);
+  CHECK(none.empty());
 }

@@ -124,7 +124,7 @@ class GradrtOp : public OpKernel {
       attrs_[name] = std::move(a);
     }
     for (const auto& info : gradrt::ops())
-      if (info.name == type_string()) input_names_ = info.inputs;
+      if (info.name == type_string()) input_names_ = info.inputs, output_names_ = info.outputs;
     OP_REQUIRES(ctx, static_cast<int>(input_names_.size()) == ctx->num_inputs(),
                 absl::InternalError(type_string() + ": gradrt and TensorFlow disagree on the inputs"));
     // FusedBatchNormV3's reserve_space_3 is a dummy: gradrt gives an empty tensor, TF's CPU kernel a
@@ -149,6 +149,22 @@ class GradrtOp : public OpKernel {
     // tf.config.threading.set_intra_op_parallelism_threads sets).
     options.threads = ctx->device()->tensorflow_cpu_worker_threads()->num_threads;
     last_threads.store(options.threads, std::memory_order_relaxed);
+    // gradrt writes each output straight into TF's output tensor (no copy, and no second
+    // buffer), unless the dtype differs or the output is empty or TF's dummy scalar.
+    std::vector<tensorflow::Tensor*> given(ctx->num_outputs(), nullptr);
+    options.output_memory = [&](std::string_view name, gradrt::DType dtype, const std::vector<int64_t>& dims) -> void* {
+      int i = 0;
+      while (i < static_cast<int>(output_names_.size()) && output_names_[i] != name) ++i;
+      gradrt::DType want;
+      if (i >= ctx->num_outputs() || given[i] != nullptr || i == scalar_dummy_output_ ||
+          !to_gradrt(ctx->expected_output_dtype(i), &want) || want != dtype)
+        return nullptr;
+      tensorflow::TensorShape shape;
+      if (!tensorflow::TensorShape::BuildTensorShape(dims, &shape).ok() || shape.num_elements() == 0 ||
+          !ctx->allocate_output(i, shape, &given[i]).ok())
+        return nullptr;
+      return const_cast<char*>(given[i]->tensor_data().data());
+    };
     gradrt::Outputs outputs;
     gradrt::Status s = gradrt::run_op(type_string(), inputs, attrs_, &outputs, options);
     OP_REQUIRES(ctx, s.ok(), absl::Status(to_tf(s.code()), s.message()));
@@ -170,7 +186,14 @@ class GradrtOp : public OpKernel {
       }
       tensorflow::TensorShape shape;
       OP_REQUIRES_OK(ctx, tensorflow::TensorShape::BuildTensorShape(r.shape(), &shape));
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(i, shape, &out));
+      if (given[i] != nullptr) {
+        OP_REQUIRES(ctx, given[i]->shape() == shape,
+                    absl::InternalError(type_string() + ": output '" + outputs[i].first + "' changed shape"));
+        if (given[i]->tensor_data().data() == r.data()) continue;  // written in place
+        out = given[i];
+      } else {
+        OP_REQUIRES_OK(ctx, ctx->allocate_output(i, shape, &out));
+      }
       if (r.num_bytes() > 0) std::memcpy(const_cast<char*>(out->tensor_data().data()), r.data(), r.num_bytes());
     }
     if (counter_) counter_->fetch_add(1, std::memory_order_relaxed);
@@ -178,7 +201,7 @@ class GradrtOp : public OpKernel {
 
  private:
   gradrt::Attrs attrs_;
-  std::vector<std::string> input_names_;
+  std::vector<std::string> input_names_, output_names_;
   std::atomic<long long>* counter_ = nullptr;
   int scalar_dummy_output_ = -1;
 };

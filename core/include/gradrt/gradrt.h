@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -63,6 +64,9 @@ class Tensor {
   // writes this tensor; the WebAssembly build places a large tensor half a page from it (mod
   // 4096) against 4K aliasing (see core/tensor.cpp); elsewhere it is ignored.
   static Status allocate(DType dtype, std::vector<int64_t> shape, Tensor* out, const void* away_from = nullptr);
+  // A tensor over memory the caller owns (num_bytes() of it, kept alive as long as the tensor),
+  // after the same checks as allocate(); with data == nullptr only the checks run.
+  static Status adopt(DType dtype, std::vector<int64_t> shape, void* data, Tensor* out);
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t num_elements() const { return num_elements_; }
@@ -74,7 +78,12 @@ class Tensor {
   TensorView view() const { return {dtype_, shape_, data()}; }
 
  private:
-  struct Free { void operator()(void* p) const; };
+  struct Free {  // (no default member initializer: unique_ptr needs it default-constructible here)
+    Free() : owned(true) {}
+    explicit Free(bool owns) : owned(owns) {}
+    bool owned;
+    void operator()(void* p) const;
+  };
   DType dtype_ = DType::float32;
   std::vector<int64_t> shape_;
   int64_t num_elements_ = 0;
@@ -124,6 +133,11 @@ using Attrs = std::map<std::string, AttrValue, std::less<>>;
 struct RunOptions {
   std::string backend = "auto";  // reference | cpu | vulkan | auto
   int threads = 0;               // 0: the machine's hardware threads
+  // Where outputs go (optional; a framework passes its own output buffers and saves a copy):
+  // called once per output when its dtype and shape are known and valid; returns memory of
+  // num_elements * dtype_size bytes, 64-byte aligned, for gradrt to write the output into (the
+  // Tensor in `outputs` then refers to it without owning it), or nullptr to let gradrt allocate.
+  std::function<void*(std::string_view name, DType dtype, const std::vector<int64_t>& shape)> output_memory;
 };
 struct RunInfo {
   std::string backend;           // the backend that ran (what "auto" chose)
