@@ -9,6 +9,7 @@
 
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) && !defined(__EMSCRIPTEN__)
 #define GRADRT_CONVERT_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define GRADRT_CONVERT_X86 0
@@ -220,7 +221,11 @@ GRADRT_TILE_ISA void vector_block_out(const float* in, int64_t channels, typenam
 }
 
 bool vector_tiles_available() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports has no "f16c".
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  }();
   return yes;
 }
 #else
