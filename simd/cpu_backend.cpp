@@ -2,7 +2,7 @@
 // (simd/arch/<isa>.cpp, each compiled with its own flags) and picked at run time.
 // x86-64: avx512 (F+BW+DQ+VL), avx2 (+FMA), sse4_2, scalar, by cpuid (GCC/Clang
 // __builtin_cpu_supports, which also checks that the OS saves the vector state).
-// aarch64: neon (baseline). Emscripten: the sse4_2 unit built as WASM SIMD128.
+// aarch64: neon (baseline). Emscripten: wasm_simd128 (WebAssembly SIMD128, its own unit).
 // GRADRT_CPU_ISA forces a lower ISA; detail() names the one in use.
 #include <atomic>
 #include <cstdlib>
@@ -83,6 +83,9 @@ const KernelTable* table_for(Isa isa) {
 #if defined(GRADRT_SIMD_HAS_NEON)
     case Isa::neon: return table_neon();
 #endif
+#if defined(GRADRT_SIMD_HAS_WASM_SIMD128)
+    case Isa::wasm_simd128: return table_wasm_simd128();
+#endif
     default: return table_scalar();
   }
 }
@@ -99,12 +102,11 @@ bool runnable(Isa isa) {
 #if defined(GRADRT_SIMD_HAS_AVX2) && defined(__x86_64__)
     case Isa::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
-#if defined(GRADRT_SIMD_HAS_SSE4_2)
-#if defined(__EMSCRIPTEN__)
-    case Isa::sse4_2: return true;  // WASM SIMD128: the module would not load without it
-#elif defined(__x86_64__)
+#if defined(GRADRT_SIMD_HAS_SSE4_2) && defined(__x86_64__)
     case Isa::sse4_2: return __builtin_cpu_supports("sse4.2");
 #endif
+#if defined(GRADRT_SIMD_HAS_WASM_SIMD128)
+    case Isa::wasm_simd128: return true;  // the module would not load without SIMD128
 #endif
 #if defined(GRADRT_SIMD_HAS_NEON)
     case Isa::neon: return true;  // baseline on aarch64
@@ -134,6 +136,8 @@ State& state() {
 
 }  // namespace
 
+constexpr Isa kAll[] = {Isa::scalar, Isa::sse4_2, Isa::avx2, Isa::avx512, Isa::neon, Isa::wasm_simd128};
+
 const char* isa_name(Isa isa) {
   switch (isa) {
     case Isa::scalar: return "scalar";
@@ -141,12 +145,13 @@ const char* isa_name(Isa isa) {
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
     case Isa::neon: return "neon";
+    case Isa::wasm_simd128: return "wasm_simd128";
   }
   return "scalar";
 }
 
 bool isa_from_name(const char* name, Isa* out) {
-  for (Isa isa : {Isa::scalar, Isa::sse4_2, Isa::avx2, Isa::avx512, Isa::neon})
+  for (Isa isa : kAll)
     if (std::strcmp(name, isa_name(isa)) == 0) {
       *out = isa;
       return true;
@@ -156,13 +161,13 @@ bool isa_from_name(const char* name, Isa* out) {
 
 std::vector<Isa> supported_isas() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::scalar, Isa::sse4_2, Isa::avx2, Isa::avx512, Isa::neon})
+  for (Isa isa : kAll)
     if (runnable(isa)) out.push_back(isa);
   return out;
 }
 
 Isa best_isa() {
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::neon, Isa::sse4_2})
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::neon, Isa::wasm_simd128, Isa::sse4_2})
     if (runnable(isa)) return isa;
   return Isa::scalar;
 }

@@ -1,5 +1,5 @@
 // ISA selection of the cpu backend (simd/). The backend picks the best ISA this CPU and
-// this build support; GRADRT_CPU_ISA=avx512|avx2|sse4_2|neon|scalar forces a lower one
+// this build support; GRADRT_CPU_ISA=avx512|avx2|sse4_2|neon|wasm_simd128|scalar forces a lower one
 // (a request the machine or build cannot run falls back to the best available).
 // Tests switch ISAs at run time with set_cpu_isa().
 #pragma once
@@ -9,7 +9,7 @@
 
 namespace gradrt::simd {
 
-enum class Isa { scalar = 0, sse4_2, avx2, avx512, neon };
+enum class Isa { scalar = 0, sse4_2, avx2, avx512, neon, wasm_simd128 };
 
 const char* isa_name(Isa isa);                 // "avx512", "avx2", ... as GRADRT_CPU_ISA spells them
 bool isa_from_name(const char* name, Isa* out);

@@ -1,6 +1,6 @@
 // The body of every simd/arch/<isa>.cpp: the kernels for one arch and its table accessor
 // table_<GRADRT_SIMD_NS>(). The unit defines GRADRT_SIMD_NS, GRADRT_SIMD_ARCH (the xsimd
-// arch type), GRADRT_SIMD_MR and GRADRT_SIMD_NRV, then includes this file.
+// arch type) and its `kTiles` (simd/tiles.h), then includes this file.
 #include "../kernels/all.h"
 
 #define GRADRT_SIMD_TABLE_FN_(ns) table_##ns

@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "params.h"
+#include "tiles.h"
 
 // Keeps a micro-kernel out of line. Native: GCC -O3 inlining spilled the GEMM tile. WASM:
 // V8 tiers a function up to TurboFan only when it is called again, so a hot loop must sit
@@ -52,11 +53,6 @@ const void* zeros(size_t bytes);
 // Everything below, and every kernel header, lives in gradrt::simd::<isa>, so no symbol of
 // one ISA's object can stand in for another's at link time.
 namespace gradrt::simd::GRADRT_SIMD_NS {
-
-// Register tile of the GEMM micro-kernels, set by the arch's translation unit: MR rows
-// (broadcast values) by NRV vectors of columns.
-constexpr int kMR = GRADRT_SIMD_MR;
-constexpr int kNRV = GRADRT_SIMD_NRV;
 
 // A stand-in xsimd arch for the plain C++ build: vector width 1, T itself is the "batch".
 struct scalar_arch {

@@ -33,7 +33,7 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
   // oc (<= 128: 3x3 64->64) takes 512 pixels, halving the dw tile reloads (+2.5% there);
   // wider oc keeps 256 (512 was 1-2% slower for 1x1 256->512). The chunking never changes
   // the bits: each dw value is one FMA chain in pixel order, stored and reloaded between.
-  const int64_t KC = np * NR <= 128 ? 512 : 256;
+  const int64_t KC = np * NR <= 128 ? kTiles.filter_k_narrow : kTiles.filter_k_wide;
   // In place, each panel pass reads NR values of every dy row: with 32-byte rows (SSE, NEON,
   // WASM) that is half a line per row and the K chunk's dy lines leave L1 between passes
   // (WASM 3x3 and 1x1: 15% slower than packed); with 128-byte rows (AVX-512) packing cost more

@@ -231,7 +231,7 @@ bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy,
   const bool big = (p.x_elements() + rows * p.out_w * C) * int64_t(sizeof(T)) > (int64_t(8) << 20);
   // Two channel vectors per item where 32 registers hold their 18 sums (the last one alone
   // if the count is odd): each pass over the chunk's rows reads two adjacent lines per pixel.
-  const int64_t NV = kDwP >= 8 ? 2 : 1;
+  const int64_t NV = kTiles.dw_channel_pairs ? 2 : 1;
   const int64_t groups = (cvn + NV - 1) / NV, items = chunks * groups;
   par(exec, items, (items + exec.threads - 1) / exec.threads, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {

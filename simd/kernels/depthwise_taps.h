@@ -27,16 +27,8 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 // compute one accumulator's whole chain at a time), so a block must fit even with every
 // value of it live at once: the gather reloads the K weights of one group per block
 // (4 pixels: 6 sources + 3 weights + 4 sums); the filter gradient keeps dwf_interior.
-#if defined(__AVX512F__) || defined(__aarch64__)
-constexpr int kDwP = 8;
-#else
-constexpr int kDwP = 4;
-#endif
-#if defined(__wasm_simd128__)
-constexpr bool kDwWasm = true;
-#else
-constexpr bool kDwWasm = false;
-#endif
+constexpr int kDwP = kTiles.dw_block_pixels;
+constexpr bool kDwWasm = kTiles.wasm;
 
 // Pins a loaded vector in a register. Without it GCC folds the load back into every
 // multiply-add that uses it (a memory operand per FMA: the reuse this file is about is
@@ -434,7 +426,7 @@ inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
 #endif
   // Native with 32 registers: channel vectors in pairs (dwg_pair), then the odd one.
   constexpr int64_t L = Vec<T, Arch>::width;
-  const int64_t cv2 = !kDwWasm && kDwP >= 8 ? cv / (2 * L) * (2 * L) : 0;
+  const int64_t cv2 = kTiles.dw_channel_pairs ? cv / (2 * L) * (2 * L) : 0;
   const int64_t c0 = cv2;
   switch (g.R * 4 + g.K) {
     case 1 * 4 + 2: if (cv2) dwg_pair<T, Arch, 1, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 2>(gr, w, c0, cv, dst, ds); break;

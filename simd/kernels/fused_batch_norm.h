@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "common.h"
 
@@ -43,7 +44,7 @@ template <class T, class Arch, class F>
 inline void bn_row_sums(int64_t r0, int64_t r1, int64_t C, T* s0, T* s1, F&& f) {
   using V = Vec<T, Arch>;
   constexpr int64_t L = V::width;
-  constexpr int U = L >= 16 ? 8 : 4;  // 2U sums (+ U means in BnSumSq) in registers
+  constexpr int U = std::is_same_v<T, float> ? kTiles.bn_vectors_f32 : kTiles.bn_vectors_f64;  // 2U sums (+ U means)
   int64_t c = 0;
   for (; c + U * L <= C; c += U * L) bn_row_sums_block<T, Arch, U>(r0, r1, c, s0, s1, f);
   // The rest in one pass where it fits a block of 4, 2 or 1 vectors (each at most once).

@@ -153,7 +153,7 @@ void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* 
     T* s0 = part + (r0 / grain) * 2 * C;
     T* s1 = s0 + C;
     int64_t c = 0;
-    constexpr int U = L >= 16 ? 8 : 4;  // vectors per block: 3U registers
+    constexpr int U = std::is_same_v<T, float> ? kTiles.bn_vectors_f32 : kTiles.bn_vectors_f64;  // 3U registers
     for (; c + U * L <= C; c += U * L) {
       typename V::type a[U], b[U], m[U];
       for (int u = 0; u < U; ++u) {

@@ -26,5 +26,6 @@ const KernelTable* table_sse4_2();
 const KernelTable* table_avx2();
 const KernelTable* table_avx512();
 const KernelTable* table_neon();
+const KernelTable* table_wasm_simd128();
 
 }  // namespace gradrt::simd
