@@ -25,10 +25,13 @@ def functions(obj, objdump, renames=()):
             for old, new in renames:
                 name = name.replace(old, new)
             funcs[name] = []
+        elif line.startswith("Disassembly of section"):
+            name = None  # section order may change; the header is not part of a function
         elif name and line.strip():
             # drop the address, symbolic targets (<fn+0x12>), rip offsets and wasm call indices
             insn = re.sub(r"^[0-9a-f]+:\s*", "", line.strip())
-            insn = re.sub(r"<[^>]*>|\b0x[0-9a-f]+\(%rip\)|(?<=call)\s+\d+", "", insn)
+            insn = re.sub(r"\s*#.*$", "", insn)  # comments: wasm label numbers, rip targets
+            insn = re.sub(r"\s*<.*>$|\b0x[0-9a-f]+\(%rip\)|(?<=call)\s+\d+", "", insn)
             funcs[name].append(insn)
     return funcs
 

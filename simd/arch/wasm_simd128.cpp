@@ -16,4 +16,5 @@ constexpr Tiles kTiles{.gemm_rows = 4, .gemm_vectors = 2, .filter_k_narrow = 512
                        .wasm = true};
 }  // namespace gradrt::simd::wasm_simd128
 
+#include "../wasm/hooks.h"
 #include "arch_unit.h"

@@ -5,7 +5,9 @@
 // B = w packed into NR-wide panels once per call (a workspace the size of the filter).
 #pragma once
 
-#include "gemm.h"
+#include "common.h"
+#include "../ukernels/gemm.h"
+#include "../ukernels/pack.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 

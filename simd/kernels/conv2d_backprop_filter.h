@@ -12,7 +12,9 @@
 // the bits never depend on the thread count or the split.
 #pragma once
 
-#include "gemm.h"
+#include "common.h"
+#include "../ukernels/gemm.h"
+#include "../ukernels/pack.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 

@@ -18,7 +18,9 @@
 
 #include <atomic>
 
-#include "gemm.h"
+#include "common.h"
+#include "../ukernels/gemm.h"
+#include "../ukernels/pack.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 

@@ -7,45 +7,13 @@
 // dy load feeds every tap (dwf_interior).
 #pragma once
 
+#include <type_traits>
+
 #include "common.h"
-#include "depthwise_taps.h"
+#include "depthwise_rows.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-// Interior of one output row for a compile-time tap count NT (M == 1): for each vector of
-// channels, acc[t] = sum_j dy[j][c] * src[t][(j*step + off[t])][c] over j in [j0, j1), where
-// every tap is inside x; one dy load feeds NT FMAs. acc[t] is then added to accp[t].
-// Returns the first channel left for the scalar tail.
-template <class T, class Arch, int NT>
-inline int64_t dwf_interior(int64_t j0, int64_t j1, const T* dyrow, const T* const* src, const int64_t* off,
-                            T* const* accp, int64_t step, int64_t C) {
-  using V = Vec<T, Arch>;
-  using B = typename V::type;
-  constexpr int64_t L = V::width;
-  const int64_t ss = step * C;
-  int64_t c = 0;
-  for (; c + L <= C; c += L) {
-    B a[NT];
-    const T* s[NT];
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-      a[t] = V::zero();
-      s[t] = src[t] + (j0 * step + off[t]) * C + c;
-    }
-    const T* d = dyrow + j0 * C + c;
-    for (int64_t j = j0; j < j1; ++j, d += C) {
-      const B dv = V::load(d);
-#pragma GCC unroll 16
-      for (int t = 0; t < NT; ++t) {
-        a[t] = V::fma(dv, V::load(s[t]), a[t]);
-        s[t] += ss;
-      }
-    }
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) V::store(accp[t] + c, V::load(accp[t] + c) + a[t]);
-  }
-  return c;
-}
 
 // Fixed-order combination of the chunk partials: dw[e] = ((part_0 + part_1) + part_2) ...,
 // vectorised across e. Small (<= 16 chunks of taps x OC): one thread, no second dispatch.
@@ -75,115 +43,93 @@ void dwf_combine(const Exec& exec, const T* part, int64_t chunks, int64_t nw, T*
   }
 }
 
-// 3x3 taps, dilation 1, M == 1, column step S (1 or 2), NV (1 or 2) adjacent vectors of
-// channels from c over the output rows [r0, r1) of one reduction chunk: out[t*C + v*L] =
-// sum over the rows, r ascending, of each row's sum (t = ky*3 + kx). Channel-vector-major,
-// rows inside: the 9*NV sums stay in registers for the whole chunk, and the three x rows
-// of these channels (3 * in_w * NV * 64 bytes with AVX-512) stay in L1 while consecutive
-// output rows reuse them. NV = 2 reads two adjacent lines per pixel in one pass (the whole
-// pixel when C = 2L) and halves the passes over the chunk's rows. Inside a row, as in
-// dwf_block: P = kDwP / NV dy vectors per channel vector in registers, each x vector
-// loaded once per block and fed to every (pixel, kx) pair that reads it; with P = 8 the
-// odd pixels of a block sum into a1 (two dependency chains per tap), and the row's pixels
-// outside [j_lo, j_hi) (some kx outside x) and rows with some ky outside x go one pixel at
-// a time, testing each tap. out points at the chunk's partial + c; every (t, c) of a
-// chunk is written by one call.
-// pf (the chunk's first item, when x is far bigger than the caches): while on row r,
-// prefetch every channel of the data row r + 1 adds (its new x rows and its dy row), so
-// that the chunk's other items find them in L2: an item alone reads NV lines per pixel
-// (the pixel stride, C*4 bytes, spans several lines), a pattern the hardware prefetchers
-// follow poorly from DRAM (measured: 0.6 -> 0.4-0.5 ms for 8x56x56x144 s2, 1 thread).
-template <class T, class Arch, int S, int NV>
-GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* dy, int64_t r0, int64_t r1,
-                                     int64_t c, int64_t j_lo, int64_t j_hi, T* out, bool pf) {
-  using V = Vec<T, Arch>;
-  using B = typename V::type;
-  constexpr int64_t L = V::width;
-  constexpr int P = kDwP / NV;
-  constexpr bool kSplit = P >= 8;
-  constexpr int Q = (P - 1) * S + 3;  // x pixels a block of P reads per row
-  const int64_t C = p.in_c, W = p.in_w, OW = p.out_w, pl = p.pad_left;
-  B a0[NV][9], a1[NV][9];
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; ++v)
-#pragma GCC unroll 9
-    for (int t = 0; t < 9; ++t) a0[v][t] = a1[v][t] = V::zero();
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t n = r / p.out_h, oy = r % p.out_h;
-    const int64_t iy0 = oy * p.stride_h - p.pad_top;
-    const T* dyr = dy + r * OW * C + c;
-    const T* xr = x + ((n * p.in_h + iy0) * W) * C + c;  // row iy0 (maybe outside x: not read then)
-    if (pf && r + 1 < r1) {
-      // x rows iy0 + 3 .. iy0 + 2 + stride_h of this image (contiguous), and dy row r + 1.
-      const int64_t ya = imax(0, iy0 + 3), yb = imin(p.in_h, iy0 + 3 + p.stride_h);
-      if (yb > ya) prefetch_lines<Arch>(x + ((n * p.in_h + ya) * W) * C, (yb - ya) * W * C * int64_t(sizeof(T)));
-      prefetch_lines<Arch>(dy + (r + 1) * OW * C, OW * C * int64_t(sizeof(T)));
-    }
-    // Pixel j, ky in [k0, k1), every kx inside x.
-    auto pixel = [&](int64_t j, int k0, int k1) {
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) {
-        const B d0 = V::load(dyr + j * C + v * L);
-        // Fully unrolled (constant indices keep a0 in registers).
-#pragma GCC unroll 3
-        for (int ky = 0; ky < 3; ++ky)
-#pragma GCC unroll 3
-          for (int kx = 0; kx < 3; ++kx) {
-            const int64_t ix = j * S - pl + kx;
-            if (ky >= k0 && ky < k1 && ix >= 0 && ix < W)
-              a0[v][ky * 3 + kx] = V::fma(d0, V::load(xr + (ky * W + ix) * C + v * L), a0[v][ky * 3 + kx]);
-          }
-      }
-    };
-    if (iy0 < 0 || iy0 + 3 > p.in_h) {
-      const int k0 = static_cast<int>(imax(0, -iy0)), k1 = static_cast<int>(imin(3, p.in_h - iy0));
-      for (int64_t j = 0; j < OW; ++j) pixel(j, k0, k1);
-      continue;
-    }
-    for (int64_t j = 0; j < j_lo; ++j) pixel(j, 0, 3);
-    int64_t j = j_lo;
-    for (; j + P <= j_hi; j += P) {
-      B d[NV][P];
-      const T* dq = dyr + j * C;
-#pragma GCC unroll 8
-      for (int q = 0; q < P; ++q) {
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) {
-          d[v][q] = V::load(dq + v * L);
-          dw_pin(d[v][q]);
+
+// The filter gradient (3x3, dilation 1, M == 1, column stride 1 or 2, C % 4 == 0) as chunk
+// partials, for the caller to combine in chunk order: returns *chunks partials of 9*C floats
+// (workspace slot 0), or nullptr for other shapes (the caller takes the generic path). Rows
+// are cut into at most 16 chunks of >= 2 rows (by the row count only, as the generic path:
+// the same bits for any thread count). Inside a chunk, runs of up to kRows consecutive
+// output rows of one image with all 3 ky inside x go to one dwf_wasm call (simd/wasm/);
+// rows with some ky outside x go alone, with fewer filter rows.
+// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; 67 us, the same as with the
+// earlier kernel, all 9 taps of one channel vector per step): with every channel group
+// reading group 0's x and dy lines (so all but the first group hit L1) it runs in 54-55 us,
+// so the first touch of each 64-byte line costs ~13 us; the rest is the loop itself (earlier
+// kernel: ~40 x64 instructions per step in V8 for 9 multiply-adds; dwf_wasm, unrolled 3x by
+// V8: ~25 per step for 6: 6 loads, 6 mul, 6 add, 3 address adds, counter; 88% of its
+// samples). 112x112x32 stride 1 is compute-bound (the
+// same time with half its lines never touched): 218 -> 180 us. Measured and lost (A/B,
+// dwmicro.mjs), this kernel:
+// - 3 channel vectors per step (stride 2: 9 accumulators + 6 dy): V8 schedules a step's
+//   loads first, so 9 loaded vectors are live: spills, 100 us; a compiler barrier between the
+//   vectors does not stop V8 (only a loop exit between them does, as in its own unrolling).
+// - the earlier 9-tap kernel without the never-loop for stride 1: spills, 222 us.
+// - the never-loop in the 8-channel loop: stride 1 ~12% slower (it stops V8's unrolling);
+//   keeping it only for the first-touch blocks (c % 16 == 0): +2 us.
+// - touch loads (volatile i32, 1 instruction each) of the next 16 channels' lines: 3 per
+//   step in the blocks that touch no new line: +5 us; 2 per step in every block (the lines
+//   of the block after next): +3 us. Filter row outer, channel block inner: +4 us. A loop on
+//   the dy pointer instead of a counter: no change (LLVM keeps the counter).
+// The earlier 9-tap kernel:
+// - packing each 16-channel group's x and dy rows into L1 scratch (pixel stride 64 B) before
+//   its 4 passes: 113 us; packing all groups of a run at once with in-order reads: 118 us.
+//   The compute on packed L1 data is ~52 us, but the copy (2.1 MB of stores per call, reads
+//   missing the same lines) costs more than the misses it removes.
+// - a scalar "touch" load per step (GPR sink, no vector register) of the next run's x rows
+//   (in order) or of the next group's lines (stride C): no gain / +6 us; one call per channel
+//   group instead of per run: +5 us. A separate in-order touch pass over a run's rows: +13 us.
+//   In this kernel, touching the next group's line at the current pixel (rows 0/1, both
+//   pixels, over a group's 4 passes): no gain. So the first-touch cost is not the latency
+//   of the first pass's misses alone (L2-resident 28x28x144: 20.0 us vs 18.0 us all-L1).
+// - C as a compile-time constant (immediate load offsets): -2.4 us only.
+template <class T, class Arch>
+const T* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const T* x, const T* dy, int64_t* chunks_out) {
+  using Wasm = WasmKernels<T, Arch>;
+  constexpr int64_t kRows = Wasm::kFilterRows, kL1 = Wasm::kL1Bytes;
+  const int64_t C = p.in_c, W = p.in_w, OW = p.out_w;
+  if (p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 || p.dilation_w != 1 ||
+      (p.stride_w != 1 && p.stride_w != 2) || C % 4 != 0 || C == 0)
+    return nullptr;
+  const int64_t rows = p.batch * p.out_h, nw = 9 * C;
+  if (rows == 0 || OW == 0) return nullptr;
+  const int64_t grain = reduction_grain(rows, 2, 16), chunks = nchunks(rows, grain);
+  const int64_t S = p.stride_w;
+  // The chunk partials, then per chunk the running sums of dwf_wasm.
+  T* part = static_cast<T*>(workspace(0, sizeof(T) * (2 * chunks * nw + 1)));
+  const int64_t xrs = p.stride_h * W * C, dys = OW * C;
+  // Rows per part (dwf_wasm): one 8-channel pass over n rows reads (n-1)*stride_h + 3 x rows
+  // and n dy rows, min(64, 4C) bytes (its line) per pixel; the next 8 channels (same lines)
+  // find them in L1 if that stays within kL1 (112x112x32 stride 1: 1 row, 56x56x144
+  // stride 2: 2 rows; 1 row each: 168 vs 193 us and 71 vs 68 us).
+  const int64_t line = imin(64, 4 * C);
+  int64_t sub = 1;
+  while (sub < kRows && ((sub * p.stride_h + 3) * W + (sub + 1) * OW) * line <= kL1) ++sub;
+  par(exec, rows, grain, [&](int64_t r0, int64_t r1) {
+    T* out = part + (r0 / grain) * nw;
+    T* sum = part + (chunks + r0 / grain) * nw;
+    for (int64_t i = 0; i < nw; ++i) out[i] = T(0);
+    for (int64_t r = r0; r < r1;) {
+      const int64_t n = r / p.out_h, oy = r % p.out_h;
+      const int64_t iy0 = oy * p.stride_h - p.pad_top;
+      const int64_t k0 = imax(0, -iy0), k1 = imin(3, p.in_h - iy0);
+      int64_t nr = 1;
+      if (k0 == 0 && k1 == 3)  // more rows of this image with every ky inside, up to kRows
+        while (nr < kRows && r + nr < r1 && oy + nr < p.out_h && iy0 + nr * p.stride_h + 3 <= p.in_h) ++nr;
+      if (k1 > k0) {
+        const T* xr = x + (n * p.in_h + iy0) * W * C;  // row iy0 (maybe outside x: not read then)
+        const T* rws[3];
+        T* acc[9];
+        for (int64_t ky = k0; ky < k1; ++ky) {
+          rws[ky - k0] = xr + ky * W * C;
+          for (int kx = 0; kx < 3; ++kx) acc[(ky - k0) * 3 + kx] = out + (ky * 3 + kx) * C;
         }
-        dq += C;
-        dw_pin_ptr(dq);
+        Wasm::filter(S, 3, rws, k1 - k0, -p.pad_left, OW, W, C, dy + r * dys, acc, C, nr, xrs, dys, sum, sub);
       }
-#pragma GCC unroll 3
-      for (int ky = 0; ky < 3; ++ky) {
-        const T* s = xr + (ky * W + j * S - pl) * C;
-        // x pixel q = pp*S + kx: tap kx of pixel pp. For a fixed tap, pp ascends with q.
-#pragma GCC unroll 32
-        for (int q = 0; q < Q; ++q) {
-#pragma GCC unroll 2
-          for (int v = 0; v < NV; ++v) {
-            B xv = V::load(s + v * L);
-            dw_pin(xv);
-#pragma GCC unroll 3
-            for (int kx = 0; kx < 3; ++kx)
-              if (q >= kx && (q - kx) % S == 0 && (q - kx) / S < P) {
-                const int pp = (q - kx) / S;
-                if (kSplit && (pp & 1)) a1[v][ky * 3 + kx] = V::fma(d[v][pp], xv, a1[v][ky * 3 + kx]);
-                else a0[v][ky * 3 + kx] = V::fma(d[v][pp], xv, a0[v][ky * 3 + kx]);
-              }
-          }
-          s += C;
-          dw_pin_ptr(s);
-        }
-      }
+      r += nr;
     }
-    for (; j < OW; ++j) pixel(j, 0, 3);
-  }
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; ++v)
-#pragma GCC unroll 9
-    for (int t = 0; t < 9; ++t) V::store(out + t * C + v * L, kSplit ? a0[v][t] + a1[v][t] : a0[v][t]);
+  });
+  *chunks_out = chunks;
+  return part;
 }
 
 // The dwf_chunk3 path (3x3, dilation 1, M == 1, stride_w 1 or 2, whole vectors of channels;
@@ -198,16 +144,14 @@ GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* d
 // Returns false (nothing done) if the shape is not one of these.
 template <class T, class Arch>
 bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy, T* dw) {
-#if defined(__wasm_simd128__)
-  // WASM (float): the row chunks of depthwise_wasm.h (dwf_wasm_chunks), combined here.
-  if constexpr (std::is_same_v<T, float>) {
+  // WASM (float): the row chunks of dwf_wasm_chunks, combined here.
+  if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
     int64_t chunks = 0;
-    const float* part = dwf_wasm_chunks(exec, p, x, dy, &chunks);
+    const T* part = dwf_wasm_chunks<T, Arch>(exec, p, x, dy, &chunks);
     if (part == nullptr) return false;
     dwf_combine<T, Arch>(exec, part, chunks, 9 * p.in_c, dw);
     return true;
   }
-#endif
   constexpr int64_t L = Vec<T, Arch>::width;
   const int64_t C = p.in_c;
   if (kDwWasm || p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 ||

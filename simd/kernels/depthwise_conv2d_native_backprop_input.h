@@ -5,37 +5,12 @@
 // the lanes (M == 1); M > 1 takes a plain loop over m.
 #pragma once
 
-#include "depthwise_conv2d_native.h"
-#if defined(__wasm_simd128__)
 #include <type_traits>
-#endif
+
+#include "common.h"
+#include "depthwise_rows.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
-
-// Native input gradient along a row with stride 2 and 3 taps (dilation 1, pad_left 0,
-// in_w == 2*out_w: TF's SAME on an even width), both column phases at once, as dwx2_wasm:
-// dy pixel j of each filter row r feeds dx pixels 2j, 2j+1, 2j+2 through kx = 0, 1, 2:
-//   dx[2j]   = sum_r dy_r[j-1]*w_r[2] (j >= 1, r ascending) + sum_r dy_r[j]*w_r[0] (r ascending),
-//   dx[2j+1] = sum_r dy_r[j]*w_r[1].
-// Pixels outer in blocks of 8, channel vectors inner: dx is written in address order
-// (whole lines, a window moving forward) instead of one line per pixel per channel
-// vector, and each dy vector is loaded once (the phase-class form loads it twice).
-// dyr[r]: dy row of filter row r; wr[r]: w + ky*3*C. Channels past the last whole vector
-// go one at a time, same order.
-// The channels [cv, C) of a dwx2 row (dwx2_row, dwx2_wasm), one at a time, same order.
-template <class T>
-void dwx2_tail(const T* const* dyr, const T* const* wr, int R, int64_t ow, int64_t C, int64_t cv, T* dx) {
-  for (int64_t j = 0; j < ow && cv < C; ++j)
-    for (int64_t c = cv; c < C; ++c) {
-      T e = T(0), o = T(0);
-      if (j > 0)
-        for (int r = 0; r < R; ++r) e += dyr[r][(j - 1) * C + c] * wr[r][2 * C + c];
-      for (int r = 0; r < R; ++r) e += dyr[r][j * C + c] * wr[r][c];
-      for (int r = 0; r < R; ++r) o += dyr[r][j * C + c] * wr[r][C + c];
-      dx[2 * j * C + c] = e;
-      dx[(2 * j + 1) * C + c] = o;
-    }
-}
 
 // The dy row that filter row ky reaches from dx row iy (sh divides iy + pt - ky*dh and the
 // quotient is inside dy), or -1.
@@ -66,53 +41,6 @@ int dwx2_filter_rows(const ConvParams& p, int64_t n, int64_t iy, const T* dy, co
   return R;
 }
 
-template <class T, class Arch, int R>
-GRADRT_SIMD_NOINLINE void dwx2_row(const T* const* dyr, const T* const* wr, int64_t ow, int64_t C, T* dx) {
-  using V = Vec<T, Arch>;
-  using B = typename V::type;
-  constexpr int64_t L = V::width;
-  constexpr int64_t P = 8;
-  const int64_t cv = C / L * L;
-  for (int64_t j0 = 0; j0 < ow; j0 += P) {
-    const int64_t n = imin(P, ow - j0);
-    for (int64_t c = 0; c < cv; c += L) {
-      B w0[R], w1[R], w2[R], xp[R];
-#pragma GCC unroll 3
-      for (int r = 0; r < R; ++r) {
-        w0[r] = V::load(wr[r] + c);
-        w1[r] = V::load(wr[r] + C + c);
-        w2[r] = V::load(wr[r] + 2 * C + c);
-        xp[r] = j0 > 0 ? V::load(dyr[r] + (j0 - 1) * C + c) : V::zero();
-      }
-      T* out = dx + 2 * j0 * C + c;
-      for (int64_t q = 0; q < n; ++q) {
-        B x[R];
-#pragma GCC unroll 3
-        for (int r = 0; r < R; ++r) x[r] = V::load(dyr[r] + (j0 + q) * C + c);
-        B e, o = V::zero();
-        if (j0 + q > 0) {
-          e = V::zero();
-#pragma GCC unroll 3
-          for (int r = 0; r < R; ++r) e = V::fma(xp[r], w2[r], e);
-#pragma GCC unroll 3
-          for (int r = 0; r < R; ++r) e = V::fma(x[r], w0[r], e);
-        } else {
-          e = V::zero();
-#pragma GCC unroll 3
-          for (int r = 0; r < R; ++r) e = V::fma(x[r], w0[r], e);
-        }
-#pragma GCC unroll 3
-        for (int r = 0; r < R; ++r) o = V::fma(x[r], w1[r], o);
-        V::store(out, e);
-        V::store(out + C, o);
-        out += 2 * C;
-#pragma GCC unroll 3
-        for (int r = 0; r < R; ++r) xp[r] = x[r];
-      }
-    }
-  }
-  dwx2_tail(dyr, wr, R, ow, C, cv, dx);
-}
 
 template <class T, class Arch>
 void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& p, const T* w,
@@ -139,30 +67,27 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
         const T* wr[3];
         const int R = dwx2_filter_rows(p, n, iy, dy, w, rows, wr);
         T* out = dx + r * p.in_w * C;
-#if defined(__wasm_simd128__)
-        if constexpr (std::is_same_v<T, float>) {
-          if (R >= 1 && R <= 3 && C >= 4) {
-            // Through a volatile function pointer (see dwg_row in depthwise_taps.h).
-            using Fn = void (*)(const float* const*, const float* const*, int64_t, int64_t, int64_t, float*);
-            static Fn volatile const kFns[3] = {&dwx2_wasm<1>, &dwx2_wasm<2>, &dwx2_wasm<3>};
-            const int64_t cv = C / 4 * 4;
-            kFns[R - 1](rows, wr, p.out_w, C, cv, out);
-            dwx2_tail(rows, wr, R, p.out_w, C, cv, out);
+        if constexpr (kTiles.wasm) {
+          if constexpr (std::is_same_v<T, float>) {
+            if (R >= 1 && R <= 3 && C >= 4) {
+              const int64_t cv = C / 4 * 4;
+              WasmKernels<T, Arch>::dwx2(R, rows, wr, p.out_w, C, cv, out);
+              dwx2_tail(rows, wr, R, p.out_w, C, cv, out);
+              continue;
+            }
+          }
+        } else {
+          if (R == 0) {
+            for (int64_t e = 0; e < p.in_w * C; ++e) out[e] = T(0);
+            continue;
+          }
+          if (R <= 3) {
+            if (R == 1) dwx2_row<T, Arch, 1>(rows, wr, p.out_w, C, out);
+            else if (R == 2) dwx2_row<T, Arch, 2>(rows, wr, p.out_w, C, out);
+            else dwx2_row<T, Arch, 3>(rows, wr, p.out_w, C, out);
             continue;
           }
         }
-#else
-        if (R == 0) {
-          for (int64_t e = 0; e < p.in_w * C; ++e) out[e] = T(0);
-          continue;
-        }
-        if (R <= 3) {
-          if (R == 1) dwx2_row<T, Arch, 1>(rows, wr, p.out_w, C, out);
-          else if (R == 2) dwx2_row<T, Arch, 2>(rows, wr, p.out_w, C, out);
-          else dwx2_row<T, Arch, 3>(rows, wr, p.out_w, C, out);
-          continue;
-        }
-#endif
       }
       for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
         int64_t nt = 0;

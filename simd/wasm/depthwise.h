@@ -1,6 +1,6 @@
 // WASM SIMD128 sliding-window depthwise row kernels (float, M == 1, channels in the lanes),
 // written with <wasm_simd128.h> directly. Only the WASM SIMD build includes this file
-// (depthwise_taps.h, under __wasm_simd128__); native builds never see it.
+// (arch/wasm_simd128.cpp); native builds never see it.
 //
 // Why a separate form for WASM: V8 (x64) has 15 usable vector registers, no FMA (a*b + c
 // is a multiply into a temporary, then an add), and LLVM/Binaryen do not keep the source
@@ -17,11 +17,13 @@
 // only interior pixels run unchecked, the few others test each tap.
 #pragma once
 
+#pragma once
+
 #include <wasm_simd128.h>
 
 #include <utility>
 
-#include "common.h"
+#include "../ukernels/vec.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -261,97 +263,6 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t R, int64_t o
   }
 }
 
-// The filter gradient (3x3, dilation 1, M == 1, column stride 1 or 2, C % 4 == 0) as chunk
-// partials, for the caller to combine in chunk order: returns *chunks partials of 9*C floats
-// (workspace slot 0), or nullptr for other shapes (the caller takes the generic path). Rows
-// are cut into at most 16 chunks of >= 2 rows (by the row count only, as the generic path:
-// the same bits for any thread count). Inside a chunk, runs of up to kDwfRows consecutive
-// output rows of one image with all 3 ky inside x go to one dwf_wasm call (see there);
-// rows with some ky outside x go alone, with fewer filter rows.
-// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; 67 us, the same as with the
-// earlier kernel, all 9 taps of one channel vector per step): with every channel group
-// reading group 0's x and dy lines (so all but the first group hit L1) it runs in 54-55 us,
-// so the first touch of each 64-byte line costs ~13 us; the rest is the loop itself (earlier
-// kernel: ~40 x64 instructions per step in V8 for 9 multiply-adds; dwf_wasm, unrolled 3x by
-// V8: ~25 per step for 6: 6 loads, 6 mul, 6 add, 3 address adds, counter; 88% of its
-// samples). 112x112x32 stride 1 is compute-bound (the
-// same time with half its lines never touched): 218 -> 180 us. Measured and lost (A/B,
-// dwmicro.mjs), this kernel:
-// - 3 channel vectors per step (stride 2: 9 accumulators + 6 dy): V8 schedules a step's
-//   loads first, so 9 loaded vectors are live: spills, 100 us; a compiler barrier between the
-//   vectors does not stop V8 (only a loop exit between them does, as in its own unrolling).
-// - the earlier 9-tap kernel without the never-loop for stride 1: spills, 222 us.
-// - the never-loop in the 8-channel loop: stride 1 ~12% slower (it stops V8's unrolling);
-//   keeping it only for the first-touch blocks (c % 16 == 0): +2 us.
-// - touch loads (volatile i32, 1 instruction each) of the next 16 channels' lines: 3 per
-//   step in the blocks that touch no new line: +5 us; 2 per step in every block (the lines
-//   of the block after next): +3 us. Filter row outer, channel block inner: +4 us. A loop on
-//   the dy pointer instead of a counter: no change (LLVM keeps the counter).
-// The earlier 9-tap kernel:
-// - packing each 16-channel group's x and dy rows into L1 scratch (pixel stride 64 B) before
-//   its 4 passes: 113 us; packing all groups of a run at once with in-order reads: 118 us.
-//   The compute on packed L1 data is ~52 us, but the copy (2.1 MB of stores per call, reads
-//   missing the same lines) costs more than the misses it removes.
-// - a scalar "touch" load per step (GPR sink, no vector register) of the next run's x rows
-//   (in order) or of the next group's lines (stride C): no gain / +6 us; one call per channel
-//   group instead of per run: +5 us. A separate in-order touch pass over a run's rows: +13 us.
-//   In this kernel, touching the next group's line at the current pixel (rows 0/1, both
-//   pixels, over a group's 4 passes): no gain. So the first-touch cost is not the latency
-//   of the first pass's misses alone (L2-resident 28x28x144: 20.0 us vs 18.0 us all-L1).
-// - C as a compile-time constant (immediate load offsets): -2.4 us only.
-constexpr int64_t kDwfRows = 3, kDwfL1Bytes = 32 << 10;
-inline const float* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const float* x, const float* dy,
-                                    int64_t* chunks_out) {
-  const int64_t C = p.in_c, W = p.in_w, OW = p.out_w;
-  if (p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 || p.dilation_w != 1 ||
-      (p.stride_w != 1 && p.stride_w != 2) || C % 4 != 0 || C == 0)
-    return nullptr;
-  const int64_t rows = p.batch * p.out_h, nw = 9 * C;
-  if (rows == 0 || OW == 0) return nullptr;
-  const int64_t grain = reduction_grain(rows, 2, 16), chunks = nchunks(rows, grain);
-  const int64_t S = p.stride_w;
-  // The chunk partials, then per chunk the running sums of dwf_wasm.
-  float* part = static_cast<float*>(workspace(0, sizeof(float) * (2 * chunks * nw + 1)));
-  using Fn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, int64_t, const float*, float* const*,
-                      int64_t, int64_t, int64_t, int64_t, float*, int64_t);
-  // Through a volatile function pointer, as in dwf_row (Binaryen would inline them).
-  static Fn volatile const kFns[2] = {&dwf_wasm<3, 1>, &dwf_wasm<3, 2>};
-  const int64_t xrs = p.stride_h * W * C, dys = OW * C;
-  // Rows per part (dwf_wasm): one 8-channel pass over n rows reads (n-1)*stride_h + 3 x rows
-  // and n dy rows, min(64, 4C) bytes (its line) per pixel; the next 8 channels (same lines)
-  // find them in L1 if that stays within kDwfL1Bytes (112x112x32 stride 1: 1 row, 56x56x144
-  // stride 2: 2 rows; 1 row each: 168 vs 193 us and 71 vs 68 us).
-  const int64_t line = imin(64, 4 * C);
-  int64_t sub = 1;
-  while (sub < kDwfRows && ((sub * p.stride_h + 3) * W + (sub + 1) * OW) * line <= kDwfL1Bytes) ++sub;
-  par(exec, rows, grain, [&](int64_t r0, int64_t r1) {
-    float* out = part + (r0 / grain) * nw;
-    float* sum = part + (chunks + r0 / grain) * nw;
-    for (int64_t i = 0; i < nw; ++i) out[i] = 0.0f;
-    for (int64_t r = r0; r < r1;) {
-      const int64_t n = r / p.out_h, oy = r % p.out_h;
-      const int64_t iy0 = oy * p.stride_h - p.pad_top;
-      const int64_t k0 = imax(0, -iy0), k1 = imin(3, p.in_h - iy0);
-      int64_t nr = 1;
-      if (k0 == 0 && k1 == 3)  // more rows of this image with every ky inside, up to kDwfRows
-        while (nr < kDwfRows && r + nr < r1 && oy + nr < p.out_h && iy0 + nr * p.stride_h + 3 <= p.in_h) ++nr;
-      if (k1 > k0) {
-        const float* xr = x + (n * p.in_h + iy0) * W * C;  // row iy0 (maybe outside x: not read then)
-        const float* rws[3];
-        float* acc[9];
-        for (int64_t ky = k0; ky < k1; ++ky) {
-          rws[ky - k0] = xr + ky * W * C;
-          for (int kx = 0; kx < 3; ++kx) acc[(ky - k0) * 3 + kx] = out + (ky * 3 + kx) * C;
-        }
-        kFns[S - 1](rws, k1 - k0, -p.pad_left, OW, W, C, dy + r * dys, acc, C, nr, xrs, dys, sum, sub);
-      }
-      r += nr;
-    }
-  });
-  *chunks_out = chunks;
-  return part;
-}
-
 // Input gradient along a row with stride 2 and 3 taps (dilation 1, pad_left 0, in_w ==
 // 2*out_w), both column phases at once: dy pixel j of each filter row r feeds dx pixels
 // 2j, 2j+1, 2j+2 through kx = 0, 1, 2:
@@ -398,6 +309,76 @@ GRADRT_SIMD_NOINLINE void dwx2_wasm(const float* const* dyr, const float* const*
       pend = pn;
     }
   }
+}
+
+// WASM SIMD128 interior of dw_row for more than 4 taps (dw_interior keeps the rest): V8 on
+// x64 has 15 vector registers and no FMA (a*b + c needs a temporary for the product), so
+// dw_interior's 2 x NT weight vectors + 8 accumulators spill (NT = 9: 26 live vectors).
+// Here 8 (then 4, then 1) pixels x 1 vector of channels, the weight vector reloaded per
+// tap from L1. Pixels outer, channels inner, so the source rows and dst are walked
+// contiguously. Out of line and called once per row (V8 tiers up a function on a later call).
+//   base[t] = tap t's source at interior pixel 0, channel 0 (src[t] + (j_lo*step + off[t])*C);
+//   dst[j*ds + c] = sum_t base[t][j*ss + c] * wt[t][c]   for j < nj, c < cv (cv: multiple of L).
+// Summation order per element: t ascending from zero, as in dw_interior.
+template <class T, class Arch>
+GRADRT_SIMD_NOINLINE void dw_interior_wasm(int64_t nj, int64_t nt, const T* const* base, const T* const* wt,
+                                           int64_t ss, int64_t cv, T* dst, int64_t ds) {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  constexpr int64_t L = V::width;
+  int64_t j = 0, jo = 0;  // jo = j*ss: source offset of pixel j
+  // 8 pixels: 8 accumulators + weight + source + product = 11 registers; the per-tap
+  // pointer loads (base[t], wt[t]) and the weight load are shared by 8 multiply-adds.
+  for (; j + 8 <= nj; j += 8, jo += 8 * ss, dst += 8 * ds) {
+    for (int64_t c = 0; c < cv; c += L) {
+      B a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+      B a4 = V::zero(), a5 = V::zero(), a6 = V::zero(), a7 = V::zero();
+      for (int64_t t = 0; t < nt; ++t) {
+        const B w = V::load(wt[t] + c);
+        const T* q = base[t] + jo + c;
+        a0 = V::fma(V::load(q), w, a0);
+        a1 = V::fma(V::load(q + ss), w, a1);
+        a2 = V::fma(V::load(q + 2 * ss), w, a2);
+        a3 = V::fma(V::load(q + 3 * ss), w, a3);
+        a4 = V::fma(V::load(q + 4 * ss), w, a4);
+        a5 = V::fma(V::load(q + 5 * ss), w, a5);
+        a6 = V::fma(V::load(q + 6 * ss), w, a6);
+        a7 = V::fma(V::load(q + 7 * ss), w, a7);
+      }
+      T* o = dst + c;
+      V::store(o, a0);
+      V::store(o + ds, a1);
+      V::store(o + 2 * ds, a2);
+      V::store(o + 3 * ds, a3);
+      V::store(o + 4 * ds, a4);
+      V::store(o + 5 * ds, a5);
+      V::store(o + 6 * ds, a6);
+      V::store(o + 7 * ds, a7);
+    }
+  }
+  for (; j + 4 <= nj; j += 4, jo += 4 * ss, dst += 4 * ds) {
+    for (int64_t c = 0; c < cv; c += L) {
+      B a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+      for (int64_t t = 0; t < nt; ++t) {
+        const B w = V::load(wt[t] + c);
+        const T* q = base[t] + jo + c;
+        a0 = V::fma(V::load(q), w, a0);
+        a1 = V::fma(V::load(q + ss), w, a1);
+        a2 = V::fma(V::load(q + 2 * ss), w, a2);
+        a3 = V::fma(V::load(q + 3 * ss), w, a3);
+      }
+      V::store(dst + c, a0);
+      V::store(dst + ds + c, a1);
+      V::store(dst + 2 * ds + c, a2);
+      V::store(dst + 3 * ds + c, a3);
+    }
+  }
+  for (; j < nj; ++j, jo += ss, dst += ds)
+    for (int64_t c = 0; c < cv; c += L) {
+      B a0 = V::zero();
+      for (int64_t t = 0; t < nt; ++t) a0 = V::fma(V::load(base[t] + jo + c), V::load(wt[t] + c), a0);
+      V::store(dst + c, a0);
+    }
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -1,0 +1,298 @@
+// Row-level choice of the depthwise micro-kernels, shared by the three depthwise drivers:
+// a row's tap table (tap t: source pixel j*step + off[t] of row src[t], weight or accumulator
+// row t) is matched to the kernel that serves its shape best.
+//
+// The callers build the table ky-major, so it usually comes as R groups of K taps that
+// share one source row and whose offsets are consecutive (dilation 1): off = o_r + k,
+// k = 0..K-1 (in either order inside the group). `tap_groups` detects that shape; dwg_row
+// (gather: the forward and the input gradient) and dwf_row (filter-gradient accumulation)
+// then run the grouped kernels (ukernels/depthwise_*.h; WASM: simd/wasm/).
+#pragma once
+
+#include <type_traits>
+
+#include "../ukernels/depthwise_filter.h"
+#include "../ukernels/depthwise_gather.h"
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+// The grouped form of a tap table: group r reads row base[r] (already offset to the
+// group's lowest source pixel o_r, i.e. base[r] = src + o_r*C), and its k-th tap (source
+// pixel j*step + o_r + k) has table index idx[r*K + k].
+struct TapGroups {
+  int R = 0, K = 0;
+  int64_t o[3];    // lowest offset of each group
+  int64_t idx[9];  // table index of group r, tap k
+};
+
+// Whether taps [0, nt) form R <= 3 groups of K (2 or 3) consecutive offsets sharing a row;
+// fills g if so. A group is K taps in a row of the table with equal src pointer.
+template <class T>
+inline bool tap_groups(int64_t nt, const T* const* src, const int64_t* off, TapGroups* g) {
+  for (int K = 3; K >= 2; --K) {
+    if (nt % K != 0 || nt / K > 3) continue;
+    const int R = static_cast<int>(nt / K);
+    bool ok = true;
+    for (int r = 0; r < R && ok; ++r) {
+      const int64_t t0 = int64_t(r) * K;
+      int64_t lo = off[t0];
+      for (int k = 1; k < K; ++k) {
+        if (src[t0 + k] != src[t0]) ok = false;
+        lo = imin(lo, off[t0 + k]);
+      }
+      // Offsets must be exactly lo .. lo+K-1 (each once).
+      int64_t seen = 0;
+      for (int k = 0; k < K && ok; ++k) {
+        const int64_t d = off[t0 + k] - lo;
+        if (d < 0 || d >= K || (seen >> d & 1)) ok = false;
+        else {
+          seen |= int64_t(1) << d;
+          g->idx[r * K + d] = t0 + k;
+        }
+      }
+      g->o[r] = lo;
+    }
+    if (ok) {
+      g->R = R;
+      g->K = K;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Fills gr and the per-group-tap pointers (w or acc, reordered to group order) for a row
+// whose taps form groups g. Returns the vector channel count cv (0: nothing to do here).
+template <class T, class Arch, class P>
+inline int64_t grouped_row(const TapGroups& g, const T* const* src, const P* tab, int64_t nj, int64_t j_lo,
+                           int64_t j_hi, int64_t src_w, int64_t C, GroupedRow<T>* gr, P* out) {
+  constexpr int64_t L = Vec<T, Arch>::width;
+  for (int r = 0; r < g.R; ++r) {
+    gr->row[r] = src[g.idx[r * g.K]];
+    gr->o[r] = g.o[r];
+  }
+  for (int t = 0; t < g.R * g.K; ++t) out[t] = tab[g.idx[t]];
+  gr->nj = nj;
+  gr->j_lo = j_lo;
+  gr->j_hi = j_hi;
+  gr->src_w = src_w;
+  gr->C = C;
+  return C / L * L;
+}
+
+// The whole row of a dw_row gather with grouped taps (step 1), vector channels; returns
+// the first channel left for the caller's scalar tail (0 if the groups are not handled).
+template <class T, class Arch>
+inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_hi, const T* const* src,
+                       const T* const* wt, int64_t src_w, int64_t C, T* dst, int64_t ds) {
+  GroupedRow<T> gr;
+  const T* w[9];
+  const int64_t cv = grouped_row<T, Arch>(g, src, wt, nj, j_lo, j_hi, src_w, C, &gr, w);
+  if (cv == 0) return 0;
+  // WASM (float, one offset for all groups): the sliding-window kernels of simd/wasm/.
+  if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
+    bool same = true;
+    for (int r = 1; r < g.R; ++r) same = same && gr.o[r] == gr.o[0];
+    if (same && WasmKernels<T, Arch>::gather(g.R, g.K, gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds))
+      return cv;
+  }
+  // Native with 32 registers: channel vectors in pairs (dwg_pair), then the odd one.
+  constexpr int64_t L = Vec<T, Arch>::width;
+  const int64_t cv2 = kTiles.dw_channel_pairs ? cv / (2 * L) * (2 * L) : 0;
+  const int64_t c0 = cv2;
+  switch (g.R * 4 + g.K) {
+    case 1 * 4 + 2: if (cv2) dwg_pair<T, Arch, 1, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 2>(gr, w, c0, cv, dst, ds); break;
+    case 2 * 4 + 2: if (cv2) dwg_pair<T, Arch, 2, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 2>(gr, w, c0, cv, dst, ds); break;
+    case 3 * 4 + 2: if (cv2) dwg_pair<T, Arch, 3, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 2>(gr, w, c0, cv, dst, ds); break;
+    case 1 * 4 + 3: if (cv2) dwg_pair<T, Arch, 1, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 3>(gr, w, c0, cv, dst, ds); break;
+    case 2 * 4 + 3: if (cv2) dwg_pair<T, Arch, 2, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 3>(gr, w, c0, cv, dst, ds); break;
+    case 3 * 4 + 3: if (cv2) dwg_pair<T, Arch, 3, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 3>(gr, w, c0, cv, dst, ds); break;
+    default: return 0;
+  }
+  return cv;
+}
+
+template <class T, class Arch, int S>
+inline bool dwf_dispatch(const TapGroups& g, const GroupedRow<T>& gr, const T* dy, T* const* acc, int64_t cv) {
+  switch (g.R * 4 + g.K) {
+    case 1 * 4 + 2: dwf_block<T, Arch, 1, 2, S>(gr, dy, acc, cv); return true;
+    case 2 * 4 + 2: dwf_block<T, Arch, 2, 2, S>(gr, dy, acc, cv); return true;
+    case 3 * 4 + 2: dwf_block<T, Arch, 3, 2, S>(gr, dy, acc, cv); return true;
+    case 1 * 4 + 3: dwf_block<T, Arch, 1, 3, S>(gr, dy, acc, cv); return true;
+    case 2 * 4 + 3: dwf_block<T, Arch, 2, 3, S>(gr, dy, acc, cv); return true;
+    case 3 * 4 + 3: dwf_block<T, Arch, 3, 3, S>(gr, dy, acc, cv); return true;
+    default: return false;
+  }
+}
+
+// The filter gradient of one whole output row with grouped taps, source step 1 or 2:
+// accp[t] += contributions of the vector channels of every column. Returns the first
+// channel left for the caller (0 if it did nothing).
+template <class T, class Arch>
+inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_hi, const T* dyrow,
+                       const T* const* src, T* const* accp, int64_t step, int64_t src_w, int64_t C) {
+  // WASM: dwf_interior's 9 accumulators + 1 dy + 1 source fit V8's registers and measured
+  // faster there (about 23 vs 17-22 GFLOP/s in Node 20) than any dwf_block shape tried:
+  // LLVM/Binaryen reorder a block so that its reused sources all stay live (see kDwP).
+  // WASM (float, one offset for all groups): the sliding-window kernel of simd/wasm/ (a
+  // filter row and 8 channels per pass, the dy window in registers).
+  if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
+    if (step != 1 && step != 2) return 0;
+    GroupedRow<T> gr;
+    T* acc[9];
+    const int64_t cv = grouped_row<T, Arch>(g, src, accp, nj, j_lo, j_hi, src_w, C, &gr, acc);
+    if (cv == 0) return 0;
+    for (int r = 1; r < g.R; ++r)
+      if (gr.o[r] != gr.o[0]) return 0;
+    if (g.R < 1 || g.R > 3) return 0;
+    // One row: no parts, no running sums.
+    return WasmKernels<T, Arch>::filter(step, g.K, gr.row, g.R, gr.o[0], nj, src_w, C, dyrow, acc, cv, 1, 0, 0,
+                                        nullptr, 1)
+               ? cv
+               : 0;
+  }
+  if (kDwWasm || (step != 1 && step != 2)) return 0;
+  GroupedRow<T> gr;
+  T* acc[9];
+  const int64_t cv = grouped_row<T, Arch>(g, src, accp, nj, j_lo, j_hi, src_w, C, &gr, acc);
+  if (cv == 0) return 0;
+  const bool done = step == 1 ? dwf_dispatch<T, Arch, 1>(g, gr, dyrow, acc, cv) : dwf_dispatch<T, Arch, 2>(g, gr, dyrow, acc, cv);
+  return done ? cv : 0;
+}
+
+// One row of a depthwise "gather" with channels in the lanes (M == 1):
+//   dst[j*dst_step*C + c] = sum_{t < nt} src[t][(j*step + off[t])*C + c] * wt[t][c],  j < nj,
+// where a term whose source pixel j*step + off[t] falls outside [0, src_w) is skipped.
+// Both the forward (step = stride, src = x rows) and the input gradient (one phase class of
+// columns, step = 1, src = dy rows) are this shape. The interior j range, where every tap
+// is inside, runs 4 pixels x 1 vector at a time (each w vector loaded once per 4 FMAs);
+// the edges filter the taps per pixel.
+template <class T, class Arch>
+inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* off, const T* const* wt, int64_t step,
+                   int64_t src_w, int64_t C, T* dst, int64_t dst_step) {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  constexpr int64_t L = V::width;
+  // Interior: for all t, 0 <= j*step + off[t] <= src_w - 1.
+  int64_t j_lo = 0, j_hi = nj;
+  for (int64_t t = 0; t < nt; ++t) {
+    j_lo = imax(j_lo, off[t] >= 0 ? 0 : (-off[t] + step - 1) / step);
+    j_hi = imin(j_hi, floordiv(src_w - 1 - off[t], step) + 1);
+  }
+  j_lo = imin(j_lo, nj);
+  if (j_hi < j_lo) j_hi = j_lo;
+  const int64_t ds = dst_step * C;
+  // Step 1 only: channels [c0, C) of every pixel one multiply-add at a time, for the row
+  // kernels below that do the vector channels (taps outside the row skipped).
+  auto channel_tail = [&](int64_t c0) {
+    for (int64_t j = 0; j < nj; ++j)
+      for (int64_t c = c0; c < C; ++c) {
+        T a = T(0);
+        for (int64_t t = 0; t < nt; ++t) {
+          const int64_t q = j + off[t];
+          if (q >= 0 && q < src_w) a += src[t][q * C + c] * wt[t][c];
+        }
+        dst[j * ds + c] = a;
+      }
+  };
+  // Step 1 with taps in rows of consecutive offsets (stride-1 forward, the input gradient's
+  // phase classes): dwg_block does the whole row, edges included, reusing each source
+  // vector along kx; the channels past the last full vector follow here, per pixel.
+  TapGroups g;
+  if (step == 1 && nt >= 2 && tap_groups(nt, src, off, &g)) {
+    const int64_t cv = dwg_row<T, Arch>(g, nj, j_lo, j_hi, src, wt, src_w, C, dst, ds);
+    if (cv > 0) {
+      channel_tail(cv);
+      return;
+    }
+  }
+  // WASM, float, step 1, 1 to 3 taps at one offset (e.g. the stride-2 input gradient's odd
+  // phase classes: one tap per filter row): the wasm gather with groups of one tap does the
+  // whole row's vector channels, edges included.
+  if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
+    bool one_off = step == 1 && nt >= 1 && nt <= 3 && C >= L;
+    for (int64_t t = 1; t < nt && one_off; ++t) one_off = off[t] == off[0];
+    if (one_off) {
+      const int64_t cv = C / L * L;
+      WasmKernels<T, Arch>::gather(static_cast<int>(nt), 1, src, off[0], nj, j_lo, j_hi, src_w, C, wt, cv, dst, ds);
+      if (cv < C) channel_tail(cv);
+      return;
+    }
+  }
+  auto edge = [&](int64_t j) {  // any j: taps filtered
+    T* out = dst + j * ds;
+    for (int64_t c = 0; c < C; ++c) out[c] = T(0);
+    for (int64_t t = 0; t < nt; ++t) {
+      const int64_t q = j * step + off[t];
+      if (q < 0 || q >= src_w) continue;
+      const T* s = src[t] + q * C;
+      const T* w = wt[t];
+      int64_t c = 0;
+      for (; c + L <= C; c += L) V::store(out + c, V::fma(V::load(s + c), V::load(w + c), V::load(out + c)));
+      for (; c < C; ++c) out[c] += s[c] * w[c];
+    }
+  };
+  for (int64_t j = 0; j < j_lo; ++j) edge(j);
+  int64_t c = 0;
+  if constexpr (kTiles.wasm) {
+    // Few taps (e.g. the stride-2 input gradient's phase classes: 1, 2 or 4): dw_interior's
+    // 2 x NT weight vectors + 8 accumulators still (nearly) fit, and it keeps the weights in
+    // registers along the row (measured faster there); more taps spill, so they go through
+    // dw_interior_wasm.
+    switch (nt) {
+      case 1: c = dw_interior<T, Arch, 1>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      case 2: c = dw_interior<T, Arch, 2>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      case 3: c = dw_interior<T, Arch, 3>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      case 4: c = dw_interior<T, Arch, 4>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      default: break;
+    }
+    if (nt > 4 && j_hi > j_lo) {
+      c = C / L * L;
+      WasmKernels<T, Arch>::interior(j_lo, j_hi, nt, src, off, wt, step, C, c, dst + j_lo * ds, ds);
+    }
+  } else {
+    switch (nt) {  // the tap count as a constant keeps the w vectors and pointers in registers
+      case 1: c = dw_interior<T, Arch, 1>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      case 2: c = dw_interior<T, Arch, 2>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      case 3: c = dw_interior<T, Arch, 3>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      case 4: c = dw_interior<T, Arch, 4>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      case 6: c = dw_interior<T, Arch, 6>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      case 9: c = dw_interior<T, Arch, 9>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
+      default: break;
+    }
+  }
+  const int64_t ss = step * C;
+  for (; c + L <= C; c += L) {
+    int64_t j = j_lo;
+    for (; j + 4 <= j_hi; j += 4) {
+      B a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+      for (int64_t t = 0; t < nt; ++t) {
+        const B w = V::load(wt[t] + c);
+        const T* s = src[t] + (j * step + off[t]) * C + c;
+        a0 = V::fma(V::load(s), w, a0);
+        a1 = V::fma(V::load(s + ss), w, a1);
+        a2 = V::fma(V::load(s + 2 * ss), w, a2);
+        a3 = V::fma(V::load(s + 3 * ss), w, a3);
+      }
+      T* out = dst + j * ds + c;
+      V::store(out, a0);
+      V::store(out + ds, a1);
+      V::store(out + 2 * ds, a2);
+      V::store(out + 3 * ds, a3);
+    }
+    for (; j < j_hi; ++j) {
+      B a0 = V::zero();
+      for (int64_t t = 0; t < nt; ++t) a0 = V::fma(V::load(src[t] + (j * step + off[t]) * C + c), V::load(wt[t] + c), a0);
+      V::store(dst + j * ds + c, a0);
+    }
+  }
+  for (; c < C; ++c)
+    for (int64_t j = j_lo; j < j_hi; ++j) {
+      T a0 = T(0);
+      for (int64_t t = 0; t < nt; ++t) a0 += src[t][(j * step + off[t]) * C + c] * wt[t][c];
+      dst[j * ds + c] = a0;
+    }
+  for (int64_t j = imax(j_hi, j_lo); j < nj; ++j) edge(j);
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -1,0 +1,92 @@
+// What every cpu micro-kernel (simd/ukernels/, simd/wasm/) may use: the vector type of an
+// arch, integer helpers, prefetch hints. Deliberately no scratch memory and no threads: those
+// are the drivers' (simd/kernels/common.h), so a micro-kernel takes every buffer as an argument.
+//
+// Trap (ODR across ISA flags): an inline function or template instantiation that does not
+// depend on the arch is emitted in every ISA's object, each compiled with different -m flags,
+// and the linker keeps one of them at random, possibly the AVX-512 one. So kernel code
+// depends on `Arch` everywhere, and anything arch-independent that touches memory
+// (allocation, std::function for parallel_for) lives in cpu_backend.cpp, compiled with
+// baseline flags, behind the plain functions declared in simd/kernels/common.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <xsimd/xsimd.hpp>
+
+#include "params.h"
+#include "tiles.h"
+
+// Keeps a micro-kernel out of line. Native: GCC -O3 inlining spilled the GEMM tile. WASM:
+// V8 tiers a function up to TurboFan only when it is called again, so a hot loop must sit
+// in a function called per tile or per row, not inside one entered once per op.
+#if defined(__GNUC__)
+#define GRADRT_SIMD_NOINLINE __attribute__((noinline))
+#else
+#define GRADRT_SIMD_NOINLINE
+#endif
+
+#ifndef GRADRT_SIMD_NS
+#error "define GRADRT_SIMD_NS (the ISA's namespace) before including simd kernels"
+#endif
+
+// Everything below, and every kernel header, lives in gradrt::simd::<isa>, so no symbol of
+// one ISA's object can stand in for another's at link time.
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+// A stand-in xsimd arch for the plain C++ build: vector width 1, T itself is the "batch".
+struct scalar_arch {
+  static constexpr const char* name() { return "scalar"; }
+};
+
+// The few vector operations the kernels use, over an xsimd batch or (scalar_arch) a T.
+template <class T, class Arch>
+struct Vec {
+  using type = xsimd::batch<T, Arch>;
+  static constexpr int64_t width = static_cast<int64_t>(type::size);
+  static type load(const T* p) { return type::load_unaligned(p); }
+  static void store(T* p, const type& v) { v.store_unaligned(p); }
+  static type set1(T v) { return type(v); }
+  static type zero() { return type(T(0)); }
+  // a*b + c (fused where the ISA has FMA; sse4_2 gets a multiply and an add).
+  static type fma(const type& a, const type& b, const type& c) { return xsimd::fma(a, b, c); }
+};
+
+template <class T>
+struct Vec<T, scalar_arch> {
+  using type = T;
+  static constexpr int64_t width = 1;
+  static type load(const T* p) { return *p; }
+  static void store(T* p, const type& v) { *p = v; }
+  static type set1(T v) { return v; }
+  static type zero() { return T(0); }
+  static type fma(const type& a, const type& b, const type& c) { return a * b + c; }
+};
+
+// Software prefetch of the 64-byte lines of [p, p + bytes) (a hint: no effect on results).
+template <class Arch>
+inline void prefetch_lines(const void* p, int64_t bytes) {
+#if defined(__GNUC__) && !defined(__wasm__)
+  const char* c = static_cast<const char*>(p);
+  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, 0, 3);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+constexpr int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+constexpr int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// The WebAssembly unit's own micro-kernels (simd/wasm/), which drivers reach under
+// `if constexpr (kTiles.wasm)`. Defined only in that unit; in the others the dependent name
+// is never instantiated.
+template <class T, class Arch>
+struct WasmKernels;
+
+// Floor division and modulo for possibly negative a, positive b.
+constexpr int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+constexpr int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS
