@@ -2,18 +2,47 @@
 """Paired A/B of gradrt builds or environment settings on the issue-3 rows, through the command line.
 
     bench/cli_ab.py VARIANT [VARIANT ...] [--rounds 9] [--threads 1,2] [--batch 1,8] [--only SUBSTRING ...]
+                    [--all-kernels]
 
 A VARIANT is a gradrt binary ("build/gradrt", "/tmp/old/gradrt"), or a binary and environment settings
 after a colon ("build/gradrt:GRADRT_CPU_ISA=avx2"). The first is the base. Each round runs every row on
 every variant back to back (order reversed every other round), `gradrt run --repeat N` with N filling
 ~300 ms; per variant it prints the median of the round medians and the median and quartiles of the
 per-round ratios to the base. On a shared host whose speed drifts by 10-40% over minutes, only these
-paired ratios separate a 1-2% change from the drift.
+paired ratios separate a 1-2% change from the drift. --all-kernels adds a row for each cpu kernel the
+issue-3 rows do not run (forward ops, batch-norm statistics and inference gradient, fractional pooling).
 """
 import argparse, os, statistics, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_medians as cm
+
+
+def other_kernels(batch):
+    """Rows (cli_medians.cases' format) for the kernels the issue-3 rows leave out."""
+    x, c = [batch, 56, 56, 256], [256]
+    conv = {"strides": [1, 1, 1, 1], "padding": "SAME"}
+    n = 38  # FractionalAvgPool of 56 by 1.44: cells [seq[i], seq[i+1]) of 56
+    seq = [i * 56 // n for i in range(n + 1)]
+    return [
+        ("forward", "Conv2D", "3x3 56x56x64->64 s1",
+         {"input": ([batch, 56, 56, 64], "<f4", None), "filter": ([3, 3, 64, 64], "<f4", None)}, conv),
+        ("forward", "DepthwiseConv2dNative", "3x3 112x112x32 s1",
+         {"input": ([batch, 112, 112, 32], "<f4", None), "filter": ([3, 3, 32, 1], "<f4", None)}, conv),
+        ("batchnorm", "FusedBatchNorm", "56x56x256 train",
+         {"x": (x, "<f4", None), "scale": (c, "<f4", None), "offset": (c, "<f4", None), "mean": ([0], "<f4", None),
+          "variance": ([0], "<f4", None)}, {"is_training": True}),
+        ("batchnorm", "FusedBatchNormGrad", "56x56x256 inference",
+         {"y_backprop": (x, "<f4", None), "x": (x, "<f4", None), "scale": (c, "<f4", None),
+          "reserve_space_1": (c, "<f4", None), "reserve_space_2": (c, "<f4", 1.0)}, {"is_training": False}),
+        ("pool", "FractionalAvgPool", "56x56x64 1.44",
+         {"value": ([batch, 56, 56, 64], "<f4", None)},
+         {"pooling_ratio": [1.0, 1.44, 1.44, 1.0], "pseudo_random": True, "deterministic": True, "seed": 1,
+          "seed2": 2}),
+        ("pool", "FractionalAvgPoolGrad", "56x56x64 1.44",
+         {"orig_input_tensor_shape": ([4], "<i8", [batch, 56, 56, 64]), "out_backprop": ([batch, n, n, 64], "<f4", None),
+          "row_pooling_sequence": ([n + 1], "<i8", seq), "col_pooling_sequence": ([n + 1], "<i8", seq)}, {}),
+    ]
 
 
 def median_ms(variant, args, repeat):
@@ -30,7 +59,11 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--batch", default="1,8")
     ap.add_argument("--only", nargs="*", default=[], help="substrings a row name must contain")
+    ap.add_argument("--all-kernels", action="store_true", help="also the kernels outside the issue-3 rows")
     a = ap.parse_args()
+    if a.all_kernels:
+        issue3 = cm.cases
+        cm.cases = lambda batch: issue3(batch) + other_kernels(batch)
     workdir = tempfile.mkdtemp(prefix="gradrt-ab-")
     selected = [("%s %s b%d t%d" % (op, label, b, t), args)
                 for t, _, op, label, b, args in cm.cli_rows([int(t) for t in a.threads.split(",")],

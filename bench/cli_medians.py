@@ -23,8 +23,8 @@ def write_npy(path, shape, dtype, values):
     """Version 1.0 .npy. values: int32 list, a float constant, or None: a random float block
     repeated (fast for tens of MB)."""
     n = math.prod(shape)
-    if dtype == "<i4":
-        data = struct.pack("<%di" % n, *values)
+    if dtype in ("<i4", "<i8"):
+        data = struct.pack("<%d%s" % (n, "i" if dtype == "<i4" else "q"), *values)
     elif values is not None:
         data = struct.pack("<f", values) * n
     else:

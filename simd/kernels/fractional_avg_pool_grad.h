@@ -6,14 +6,13 @@
 // contiguous range [r_lo(i), r_hi(i)) (empty for rows no cell covers: dx = 0 there).
 #pragma once
 
+#include "../ukernels/fractional_avg_pool.h"
 #include "common.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
 template <class T, class Arch>
 void fractional_avg_pool_grad(const Exec& exec, const FracPoolParams& p, const T* dy, T* dx) {
-  using V = Vec<T, Arch>;
-  constexpr int64_t L = V::width;
   const int64_t C = p.channels, rows = p.batch * p.in_h;
   if (rows == 0 || p.in_w == 0 || C == 0) return;
   // Cover ranges: rr[2*i], rr[2*i+1] for rows, cr[...] for columns.
@@ -34,29 +33,7 @@ void fractional_avg_pool_grad(const Exec& exec, const FracPoolParams& p, const T
     cr[2 * j + 1] = e;
   }
   par_guided(exec, rows, 1, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) {
-      const int64_t n = q / p.in_h, i = q % p.in_h;
-      for (int64_t j = 0; j < p.in_w; ++j) {
-        // dx pixel (i, j) = 0 + the covering cells' terms in (r, c) order, accumulated in
-        // place: the cell walk and its counts once per pixel, not once per channel vector.
-        T* out = dx + (q * p.in_w + j) * C;
-        int64_t ch = 0;
-        for (; ch + L <= C; ch += L) V::store(out + ch, V::zero());
-        for (; ch < C; ++ch) out[ch] = T(0);
-        for (int64_t r = rr[2 * i]; r < rr[2 * i + 1]; ++r) {
-          if (p.row_end(r) < i) continue;  // an empty cell inside the range
-          for (int64_t c = cr[2 * j]; c < cr[2 * j + 1]; ++c) {
-            if (p.col_end(c) < j) continue;
-            const T count = T((p.row_end(r) - p.row_start(r) + 1) * (p.col_end(c) - p.col_start(c) + 1));
-            const T* src = dy + ((n * p.out_h + r) * p.out_w + c) * C;
-            const auto vcount = V::set1(count);
-            ch = 0;
-            for (; ch + L <= C; ch += L) V::store(out + ch, V::load(out + ch) + V::load(src + ch) / vcount);
-            for (; ch < C; ++ch) out[ch] = out[ch] + src[ch] / count;
-          }
-        }
-      }
-    }
+    for (int64_t q = q0; q < q1; ++q) frac_pool_grad_row<T, Arch>(p, q, rr, cr, dy, dx);
   });
 }
 

@@ -37,12 +37,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "../ukernels/batch_norm.h"
 #include "fused_batch_norm.h"
-
-#if (defined(__SSE2__) || defined(__AVX__)) && !defined(__EMSCRIPTEN__)
-#include <immintrin.h>
-#define GRADRT_BN_STREAM 1
-#endif
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -51,88 +47,6 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 // from DRAM first. Measured on Zen 5 (56x56x256, 1 thread, dx pass alone): 6.4 MB 0.39 ->
 // 0.32 ms, 25.7 MB 2.6 -> 1.7 ms; at 3.2 MB (L3-resident) no difference, so kept below.
 constexpr int64_t kBnStreamBytes = int64_t{4} << 20;
-
-// Whether stream_store<T, Arch> is a real non-temporal store on this ISA (else no NT path).
-template <class T, class Arch>
-constexpr bool bn_can_stream() {
-#if defined(GRADRT_BN_STREAM)
-  if constexpr (std::is_same_v<Arch, scalar_arch>) {
-    return false;
-  } else {
-    constexpr size_t bytes = sizeof(T) * Vec<T, Arch>::width;
-#if defined(__AVX512F__)
-    if (bytes == 64) return true;
-#endif
-#if defined(__AVX__)
-    if (bytes == 32) return true;
-#endif
-    return bytes == 16;
-  }
-#else
-  return false;
-#endif
-}
-
-// Non-temporal store of one vector to a vector-aligned p (only where bn_can_stream).
-template <class T, class Arch>
-inline void stream_store(T* p, const typename Vec<T, Arch>::type& v) {
-#if defined(GRADRT_BN_STREAM)
-  constexpr size_t bytes = sizeof(T) * Vec<T, Arch>::width;
-  constexpr bool f = std::is_same_v<T, float>;
-#if defined(__AVX512F__)
-  if constexpr (bytes == 64) {
-    if constexpr (f) _mm512_stream_ps(p, v); else _mm512_stream_pd(p, v);
-    return;
-  }
-#endif
-#if defined(__AVX__)
-  if constexpr (bytes == 32) {
-    if constexpr (f) _mm256_stream_ps(p, v); else _mm256_stream_pd(p, v);
-    return;
-  }
-#endif
-  if constexpr (bytes == 16) {
-    if constexpr (f) _mm_stream_ps(p, v); else _mm_stream_pd(p, v);
-    return;
-  }
-#endif
-  Vec<T, Arch>::store(p, v);
-}
-
-// The training dx pass over rows [r0, r1), C a multiple of the vector width and dx
-// vector-aligned: NT stores, then a fence so the joining thread sees them.
-template <class T, class Arch>
-GRADRT_SIMD_NOINLINE void bn_grad_dx_stream(int64_t r0, int64_t r1, int64_t C, const T* dy, const T* x,
-                                             const T* mean, const T* k1, const T* k2, const T* k3, T* dx) {
-  using V = Vec<T, Arch>;
-  constexpr int64_t L = V::width;
-  for (int64_t r = r0; r < r1; ++r) {
-    const T* dyr = dy + r * C;
-    const T* xr = x + r * C;
-    T* dxr = dx + r * C;
-    for (int64_t c = 0; c < C; c += L) {
-      auto xc = V::load(xr + c) - V::load(mean + c);
-      stream_store<T, Arch>(dxr + c, V::fma(V::load(dyr + c), V::load(k1 + c), V::fma(xc, V::load(k2 + c), V::load(k3 + c))));
-    }
-  }
-#if defined(GRADRT_BN_STREAM)
-  _mm_sfence();
-#endif
-}
-
-template <class T>
-struct BnGradSums {
-  const T* dy;
-  const T* x;
-  const T* mean;
-  int64_t C;
-  template <class V, class B>
-  void vec(int64_t r, int64_t c, B& sdy, B& sdyxc) const {
-    B d = V::load(dy + r * C + c);
-    sdy = sdy + d;
-    sdyxc = V::fma(d, V::load(x + r * C + c) - V::load(mean + c), sdyxc);
-  }
-};
 
 template <class T, class Arch>
 void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* dy, const T* x,
@@ -148,53 +62,8 @@ void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* 
   T* k = static_cast<T*>(workspace(1, sizeof(T) * 4 * C));
   T* sdyxc = k + 3 * C;
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
-    // Blocks of U channel vectors: 2U running sums and U means in registers while the chunk's
-    // rows stream by (sums kept in memory instead stall on 4K aliasing with the loads).
     T* s0 = part + (r0 / grain) * 2 * C;
-    T* s1 = s0 + C;
-    int64_t c = 0;
-    constexpr int U = std::is_same_v<T, float> ? kTiles.bn_vectors_f32 : kTiles.bn_vectors_f64;  // 3U registers
-    for (; c + U * L <= C; c += U * L) {
-      typename V::type a[U], b[U], m[U];
-      for (int u = 0; u < U; ++u) {
-        a[u] = b[u] = V::zero();
-        m[u] = V::load(mean + c + u * L);
-      }
-      const T* dyr = dy + r0 * C + c;
-      const T* xr = x + r0 * C + c;
-      for (int64_t r = r0; r < r1; ++r, dyr += C, xr += C) {
-#pragma GCC unroll 8
-        for (int u = 0; u < U; ++u) {
-          const auto d = V::load(dyr + u * L);
-          a[u] = a[u] + d;
-          b[u] = V::fma(d, V::load(xr + u * L) - m[u], b[u]);
-        }
-      }
-      for (int u = 0; u < U; ++u) {
-        V::store(s0 + c + u * L, a[u]);
-        V::store(s1 + c + u * L, b[u]);
-      }
-    }
-    for (; c + L <= C; c += L) {
-      auto a = V::zero(), b = V::zero();
-      const auto m = V::load(mean + c);
-      for (int64_t r = r0; r < r1; ++r) {
-        const auto d = V::load(dy + r * C + c);
-        a = a + d;
-        b = V::fma(d, V::load(x + r * C + c) - m, b);
-      }
-      V::store(s0 + c, a);
-      V::store(s1 + c, b);
-    }
-    for (; c < C; ++c) {
-      T a = T(0), b = T(0);
-      for (int64_t r = r0; r < r1; ++r) {
-        a += dy[r * C + c];
-        b += dy[r * C + c] * (x[r * C + c] - mean[c]);
-      }
-      s0[c] = a;
-      s1[c] = b;
-    }
+    bn_grad_sums<T, Arch>(r0, r1, C, dy, x, mean, s0, s0 + C);
   });
   bn_combine<T, Arch>(chunks, part, 2 * C, C, doffset);
   bn_combine<T, Arch>(chunks, part + C, 2 * C, C, sdyxc);
@@ -222,27 +91,13 @@ void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* 
   if constexpr (bn_can_stream<T, Arch>()) {
     const bool aligned = reinterpret_cast<uintptr_t>(dx) % (sizeof(T) * L) == 0 && C % L == 0;
     if (p.is_training && aligned && R * C * int64_t(sizeof(T)) >= kBnStreamBytes) {
-      par(exec, R, dx_grain, [&](int64_t r0, int64_t r1) { bn_grad_dx_stream<T, Arch>(r0, r1, C, dy, x, mean, k1, k2, k3, dx); });
+      par(exec, R, dx_grain,
+          [&](int64_t r0, int64_t r1) { bn_grad_dx_stream<T, Arch>(r0, r1, C, dy, x, mean, k1, k2, k3, dx); });
       return;
     }
   }
   par(exec, R, dx_grain, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* dyr = dy + r * C;
-      const T* xr = x + r * C;
-      T* dxr = dx + r * C;
-      int64_t c = 0;
-      if (p.is_training) {
-        for (; c + L <= C; c += L) {
-          auto xc = V::load(xr + c) - V::load(mean + c);
-          V::store(dxr + c, V::fma(V::load(dyr + c), V::load(k1 + c), V::fma(xc, V::load(k2 + c), V::load(k3 + c))));
-        }
-        for (; c < C; ++c) dxr[c] = dyr[c] * k1[c] + ((xr[c] - mean[c]) * k2[c] + k3[c]);
-      } else {
-        for (; c + L <= C; c += L) V::store(dxr + c, V::load(dyr + c) * V::load(k1 + c));
-        for (; c < C; ++c) dxr[c] = dyr[c] * k1[c];
-      }
-    }
+    bn_grad_dx<T, Arch>(r0, r1, C, p.is_training, dy, x, mean, k1, k2, k3, dx);
   });
 }
 
