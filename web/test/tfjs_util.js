@@ -5,6 +5,7 @@ import * as tfc from '@tensorflow/tfjs-core';
 import * as tfl from '@tensorflow/tfjs-layers';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
+import { registerGradrtKernels } from 'gradrt/tfjs';
 
 export const tf = { ...tfc, ...tfl };
 
@@ -43,9 +44,21 @@ export function randomTensor(shape, seed) {
   return tf.tensor(data, shape, 'float32');
 }
 
-export async function onBackend(name, fn) {
-  await tf.setBackend(name);
-  return fn();
+// Runs fn(handle, backend) with gradrt's kernels registered (handle = registerGradrtKernels(tf, options)), once per
+// backend in `backends` (a name or a list, in that order), each set with tf.setBackend first. Afterwards, whether fn
+// threw or not: tfjs's registry as before (handle.restore()) and the backend that was active before, if there was one.
+export async function withGradrt(backends, fn, options) {
+  const previous = tf.engine().backendName;
+  const handle = await registerGradrtKernels(tf, options);
+  try {
+    for (const backend of [backends].flat()) {
+      await tf.setBackend(backend);
+      await fn(handle, backend);
+    }
+  } finally {
+    handle.restore();
+    if (previous) await tf.setBackend(previous);
+  }
 }
 
 // The CNN of issue 14: conv3x3(16) (no bias: batch norm follows) + batch norm + relu + depthwise3x3 + global average
