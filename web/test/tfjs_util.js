@@ -6,6 +6,7 @@ import * as tfl from '@tensorflow/tfjs-layers';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
 import { registerGradrtKernels } from 'gradrt/tfjs';
+import { count, random, rng } from './util.js';
 
 export const tf = { ...tfc, ...tfl };
 
@@ -30,18 +31,7 @@ export function assertAgree(got, want, label, tol = 2e-4) {
 
 // A deterministic float32 tensor with values in [-1, 1).
 export function randomTensor(shape, seed) {
-  let s = seed >>> 0 || 1;
-  const n = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    data[i] = (s / 4294967296) * 2 - 1;
-  }
-  return tf.tensor(data, shape, 'float32');
+  return tf.tensor(random(count(shape), rng(seed)), shape, 'float32');
 }
 
 // Runs fn(handle, backend) with gradrt's kernels registered (handle = registerGradrtKernels(tf, options)), once per
