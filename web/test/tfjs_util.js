@@ -29,6 +29,12 @@ export function assertAgree(got, want, label, tol = 2e-4) {
   return worst;
 }
 
+// model.fit's History shows learning: the last epoch's loss under half the first's, accuracy >= 0.9.
+export function assertLearned({ history: { loss, acc } }) {
+  assert.ok(loss[loss.length - 1] < 0.5 * loss[0], `loss ${loss[0]} -> ${loss[loss.length - 1]}`);
+  assert.ok(acc[acc.length - 1] >= 0.9, `accuracy ${acc}`);
+}
+
 // A deterministic float32 tensor with values in [-1, 1).
 export function randomTensor(shape, seed) {
   return tf.tensor(random(count(shape), rng(seed)), shape, 'float32');
