@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { init, hasWasmSimd, GradrtError } from '../src/index.js';
 import { load } from '../src/loader.js';
 import { helperName } from '../src/runtime.js';
-import { FLAVOURS, runtime, iota, f32, rng, random, assertCode } from './util.js';
+import { FLAVOURS, runtime, iota, f32, rng, random, assertCode, assertNoHeapGrowth } from './util.js';
 
 // GRADRT_OP(Name, stem, "inputs", "outputs") lines of core/include/gradrt/ops.inc
 const OPS_INC = readFileSync(new URL('../../core/include/gradrt/ops.inc', import.meta.url), 'utf8');
@@ -93,10 +93,7 @@ for (const [flavour, options] of FLAVOURS) {
           rt.runOp('Conv2DBackpropInput', inputs, attrs);
         }
       };
-      for (let i = 0; i < 200; i++) call(i);
-      const before = rt.heapBytes();
-      for (let i = 0; i < 10000; i++) call(i);
-      assert.equal(rt.heapBytes(), before);
+      assertNoHeapGrowth(rt, call);
     });
 
     // runOp(op, inputs, attrs, { outputs }): results written into the caller's arrays.
@@ -158,10 +155,7 @@ for (const [flavour, options] of FLAVOURS) {
         if (i % 2) rt.runOp('Conv2DBackpropInput', convInputs, convAttrs, { outputs: { output: out } });
         else rt.runOp('Conv2DBackpropFilter', { input: x, filter_sizes: [3, 3, 3, 4], out_backprop: convInputs.out_backprop }, convAttrs, { outputs: { output: filterOut } });
       };
-      for (let i = 0; i < 200; i++) call(i);
-      const before = rt.heapBytes();
-      for (let i = 0; i < 10000; i++) call(i);
-      assert.equal(rt.heapBytes(), before);
+      assertNoHeapGrowth(rt, call);
       assert.deepEqual(out, rt.runOp('Conv2DBackpropInput', convInputs, convAttrs).output.data);
     });
 

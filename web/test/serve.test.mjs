@@ -1,4 +1,4 @@
-// The demo's static server: correct MIME types (application/wasm), no escape from web/.
+// The demo's static server: correct MIME types (application/wasm, text/css), no escape from web/.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -26,6 +26,7 @@ it('serves the demo with the right MIME types, COOP/COEP, and nothing outside we
       assert.equal(headers['cross-origin-embedder-policy'], 'require-corp', path);
     }
     assert.equal((await get(port, '/demo/')).type, 'text/html; charset=utf-8');
+    assert.equal((await get(port, '/demo/demo.css')).type, 'text/css; charset=utf-8');
     assert.equal((await get(port, '/src/index.js')).type, 'text/javascript; charset=utf-8');
     assert.equal((await get(port, '/dist/gradrt-scalar.mjs')).type, 'text/javascript; charset=utf-8');
     assert.equal((await get(port, '/nope.js')).status, 404);

@@ -4,9 +4,9 @@
 // moving statistics, inference, serialization).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gradrtLayers, registerGradrtKernels } from 'gradrt/tfjs';
+import { gradrtLayers } from 'gradrt/tfjs';
 import { batchNormTraining } from '../src/tfjs/batch_norm.js';
-import { assertAgree, randomTensor, tf } from './tfjs_util.js';
+import { assertAgree, randomTensor, tf, withGradrt } from './tfjs_util.js';
 
 const CASES = [
   // (tfjs 4.22 cannot differentiate batchNorm without a scale: its gradient config saves
@@ -35,20 +35,14 @@ function bnGrads(c, seed) {
 test('FusedBatchNorm gradient through gradrt = tfjs cpu\'s own (x, mean, variance, offset, scale)', async () => {
   await tf.setBackend('cpu');
   const want = CASES.map((c, i) => bnGrads(c, 10 * i + 1));
-  const handle = await registerGradrtKernels(tf);
-  try {
-    for (const backend of ['wasm', 'cpu']) {
-      await tf.setBackend(backend);
-      CASES.forEach((c, i) => {
-        const got = bnGrads(c, 10 * i + 1);
-        ['x', 'mean', 'variance', 'offset', 'scale'].forEach((name, j) => {
-          assertAgree(got[j], want[i][j], `${backend} ${JSON.stringify(c)} d${name}`);
-        });
+  await withGradrt(['wasm', 'cpu'], (_, backend) => {
+    CASES.forEach((c, i) => {
+      const got = bnGrads(c, 10 * i + 1);
+      ['x', 'mean', 'variance', 'offset', 'scale'].forEach((name, j) => {
+        assertAgree(got[j], want[i][j], `${backend} ${JSON.stringify(c)} d${name}`);
       });
-    }
-  } finally {
-    handle.restore();
-  }
+    });
+  });
 });
 
 // Builds a tfjs BatchNormalization and a GradrtBatchNormalization with the same config and
@@ -82,31 +76,25 @@ function trainStep(layer, x, r) {
 }
 
 test('GradrtBatchNormalization = tfjs BatchNormalization: training output, gradients, moving stats, inference', async () => {
-  const handle = await registerGradrtKernels(tf);
-  try {
-    for (const backend of ['wasm', 'cpu']) {
-      await tf.setBackend(backend);
-      for (const [shape, config] of [
-        [[4, 5, 6, 3], { momentum: 0.9, epsilon: 1e-3 }],
-        [[6, 5], { momentum: 0.5, epsilon: 1e-2 }],
-        [[2, 3, 4], {}],
-      ]) {
-        const [a, b] = pair(config, shape);
-        const x = randomTensor(shape, 3);
-        const r = randomTensor(shape, 4);
-        const want = trainStep(a, x, r);
-        const got = trainStep(b, x, r);
-        const l = `${backend} ${JSON.stringify(shape)}`;
-        assert.ok(Math.abs(got.loss - want.loss) <= 1e-4 * Math.max(1, Math.abs(want.loss)), `${l}: loss ${got.loss} vs ${want.loss}`);
-        got.grads.forEach((g, i) => assertAgree(g, want.grads[i], `${l}: gradient ${i}`));
-        got.moving.forEach((m, i) => assertAgree(m, want.moving[i], `${l}: moving statistic ${i}`, 1e-6));
-        assertAgree(got.inference, want.inference, `${l}: inference`, 1e-6);
-        tf.dispose([x, r]);
-      }
+  await withGradrt(['wasm', 'cpu'], (_, backend) => {
+    for (const [shape, config] of [
+      [[4, 5, 6, 3], { momentum: 0.9, epsilon: 1e-3 }],
+      [[6, 5], { momentum: 0.5, epsilon: 1e-2 }],
+      [[2, 3, 4], {}],
+    ]) {
+      const [a, b] = pair(config, shape);
+      const x = randomTensor(shape, 3);
+      const r = randomTensor(shape, 4);
+      const want = trainStep(a, x, r);
+      const got = trainStep(b, x, r);
+      const l = `${backend} ${JSON.stringify(shape)}`;
+      assert.ok(Math.abs(got.loss - want.loss) <= 1e-4 * Math.max(1, Math.abs(want.loss)), `${l}: loss ${got.loss} vs ${want.loss}`);
+      got.grads.forEach((g, i) => assertAgree(g, want.grads[i], `${l}: gradient ${i}`));
+      got.moving.forEach((m, i) => assertAgree(m, want.moving[i], `${l}: moving statistic ${i}`, 1e-6));
+      assertAgree(got.inference, want.inference, `${l}: inference`, 1e-6);
+      tf.dispose([x, r]);
     }
-  } finally {
-    handle.restore();
-  }
+  });
   const layers = gradrtLayers(tf);
   const layer = layers.batchNormalization({ momentum: 0.8 });
   assert.equal(layer.getClassName(), 'GradrtBatchNormalization');
@@ -116,22 +104,16 @@ test('GradrtBatchNormalization = tfjs BatchNormalization: training output, gradi
 });
 
 test('gradients reaching the batch mean and variance outputs of the training batch norm = tfjs moments\'', async () => {
-  const handle = await registerGradrtKernels(tf);
-  try {
-    for (const backend of ['wasm', 'cpu']) {
-      await tf.setBackend(backend);
-      const x = randomTensor([3, 4, 5, 2], 41);
-      const [ry, rm, rv] = [randomTensor([3, 4, 5, 2], 42), randomTensor([2], 43), randomTensor([2], 44)];
-      const loss = (y, m, v) => tf.add(tf.add(tf.sum(tf.mul(y, ry)), tf.sum(tf.mul(m, rm))), tf.sum(tf.mul(v, rv)));
-      const got = tf.grad((xx) => loss(...batchNormTraining(tf, xx, null, null, 1e-3)))(x);
-      const want = tf.grad((xx) => {
-        const { mean, variance } = tf.moments(xx, [0, 1, 2]);
-        return loss(tf.batchNorm(xx, mean, variance, tf.zeros([2]), tf.ones([2]), 1e-3), mean, variance);
-      })(x);
-      assertAgree(got.dataSync(), want.dataSync(), `${backend}: dx`);
-      tf.dispose([x, ry, rm, rv, got, want]);
-    }
-  } finally {
-    handle.restore();
-  }
+  await withGradrt(['wasm', 'cpu'], (_, backend) => {
+    const x = randomTensor([3, 4, 5, 2], 41);
+    const [ry, rm, rv] = [randomTensor([3, 4, 5, 2], 42), randomTensor([2], 43), randomTensor([2], 44)];
+    const loss = (y, m, v) => tf.add(tf.add(tf.sum(tf.mul(y, ry)), tf.sum(tf.mul(m, rm))), tf.sum(tf.mul(v, rv)));
+    const got = tf.grad((xx) => loss(...batchNormTraining(tf, xx, null, null, 1e-3)))(x);
+    const want = tf.grad((xx) => {
+      const { mean, variance } = tf.moments(xx, [0, 1, 2]);
+      return loss(tf.batchNorm(xx, mean, variance, tf.zeros([2]), tf.ones([2]), 1e-3), mean, variance);
+    })(x);
+    assertAgree(got.dataSync(), want.dataSync(), `${backend}: dx`);
+    tf.dispose([x, ry, rm, rv, got, want]);
+  });
 });

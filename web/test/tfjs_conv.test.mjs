@@ -5,9 +5,8 @@
 // (test/reference.js) with the geometry that tfjs's own computeConv2DInfo gives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { registerGradrtKernels } from 'gradrt/tfjs';
 import * as ref from './reference.js';
-import { assertAgree, randomTensor, tf } from './tfjs_util.js';
+import { assertAgree, randomTensor, tf, withGradrt } from './tfjs_util.js';
 
 const pads = ['same', 'valid', 1, 2, 'explicit'];
 const rounding = [undefined, 'floor', 'round', 'ceil'];
@@ -109,24 +108,18 @@ test('conv and depthwise gradient kernels: gradrt on wasm and cpu = tfjs cpu = r
   await tf.setBackend('cpu');
   // tfjs's own cpu kernels ignore dilations: undilated cases only.
   const tfjsCpu = all.map((cs) => (cs.dilations.some((d) => d > 1) ? null : gradients(cs)));
-  const handle = await registerGradrtKernels(tf, { backends: ['wasm', 'cpu'] });
   let worst = 0;
-  try {
-    for (const backend of ['cpu', 'wasm']) {
-      await tf.setBackend(backend);
-      all.forEach((cs, i) => {
-        const got = gradients(cs);
-        const want = reference(cs);
-        const l = `${backend} ${label(cs)}`;
-        worst = Math.max(worst, assertAgree(got.dx, want.dx, `${l}: dx vs reference`), assertAgree(got.dw, want.dw, `${l}: dw vs reference`));
-        if (tfjsCpu[i]) {
-          worst = Math.max(worst, assertAgree(got.dx, tfjsCpu[i].dx, `${l}: dx vs tfjs cpu`), assertAgree(got.dw, tfjsCpu[i].dw, `${l}: dw vs tfjs cpu`));
-        }
-      });
-    }
-    assert.deepEqual(handle.fallbacks, {}, 'every case ran in gradrt');
-  } finally {
-    handle.restore();
-  }
+  await withGradrt(['cpu', 'wasm'], (handle, backend) => {
+    all.forEach((cs, i) => {
+      const got = gradients(cs);
+      const want = reference(cs);
+      const l = `${backend} ${label(cs)}`;
+      worst = Math.max(worst, assertAgree(got.dx, want.dx, `${l}: dx vs reference`), assertAgree(got.dw, want.dw, `${l}: dw vs reference`));
+      if (tfjsCpu[i]) {
+        worst = Math.max(worst, assertAgree(got.dx, tfjsCpu[i].dx, `${l}: dx vs tfjs cpu`), assertAgree(got.dw, tfjsCpu[i].dw, `${l}: dw vs tfjs cpu`));
+      }
+    });
+    assert.deepEqual(handle.fallbacks, {}, `${backend}: every case ran in gradrt`);
+  }, { backends: ['wasm', 'cpu'] });
   console.log(`# gradrt/tfjs conv gradients: ${all.length} cases x 2 backends, largest error ${worst.toExponential(2)} of max |want|`);
 });

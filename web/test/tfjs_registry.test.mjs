@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GradrtError, fractionalAvgPool, registerGradrtKernels } from 'gradrt/tfjs';
-import { assertAgree, randomTensor, tf } from './tfjs_util.js';
+import { assertAgree, randomTensor, tf, withGradrt } from './tfjs_util.js';
 
 const GRADIENTS = ['Conv2D', 'DepthwiseConv2dNative', 'FusedBatchNorm', 'GradrtFusedBatchNorm', 'GradrtFractionalAvgPool'];
 
@@ -44,9 +44,7 @@ test('restore() puts the kernel and gradient registries back exactly; twice is h
 });
 
 test('a case gradrt does not take runs tfjs\'s own kernel; without one, a GradrtError', async () => {
-  const handle = await registerGradrtKernels(tf);
-  try {
-    await tf.setBackend('cpu');
+  await withGradrt('cpu', async (handle) => {
     // int32 tensors: tfjs cpu's own Conv2DBackpropInput computes them.
     const dy = tf.tensor(Int32Array.from({ length: 2 * 4 * 4 * 3 }, (_, i) => (i % 5) - 2), [2, 4, 4, 3], 'int32');
     const filter = tf.tensor(Int32Array.from({ length: 3 * 3 * 2 * 3 }, (_, i) => (i % 3) - 1), [3, 3, 2, 3], 'int32');
@@ -58,30 +56,26 @@ test('a case gradrt does not take runs tfjs\'s own kernel; without one, a Gradrt
     assert.deepEqual(Array.from(got), Array.from(want));
 
     // wasm has no Conv2DBackpropFilter of its own: the same kind of case is an error.
-    const h2 = await registerGradrtKernels(tf);
-    await tf.setBackend('wasm');
-    const x = tf.tensor(new Int32Array(2 * 4 * 4 * 2), [2, 4, 4, 2], 'int32');
-    const dyw = tf.tensor(new Int32Array(2 * 4 * 4 * 3), [2, 4, 4, 3], 'int32');
-    assert.throws(() => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy: dyw }, { ...attrs, filterShape: [3, 3, 2, 3] }),
-      (e) => e instanceof GradrtError && e.code === 'Unimplemented' && /int32/.test(e.message));
-    // A dilated case never falls back (tfjs's kernels ignore dilations).
-    await tf.setBackend('cpu');
-    const dyc = tf.tensor(new Int32Array(2 * 4 * 4 * 3), [2, 4, 4, 3], 'int32');
-    assert.throws(() => tf.engine().runKernel('Conv2DBackpropInput', { dy: dyc, filter }, { ...attrs, dilations: 2 }), GradrtError);
-    h2.restore();
-    tf.dispose([dy, filter, x, dyw, dyc]);
+    await withGradrt('wasm', async () => {
+      const x = tf.tensor(new Int32Array(2 * 4 * 4 * 2), [2, 4, 4, 2], 'int32');
+      const dyw = tf.tensor(new Int32Array(2 * 4 * 4 * 3), [2, 4, 4, 3], 'int32');
+      assert.throws(() => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy: dyw }, { ...attrs, filterShape: [3, 3, 2, 3] }),
+        (e) => e instanceof GradrtError && e.code === 'Unimplemented' && /int32/.test(e.message));
+      // A dilated case never falls back (tfjs's kernels ignore dilations).
+      await tf.setBackend('cpu');
+      const dyc = tf.tensor(new Int32Array(2 * 4 * 4 * 3), [2, 4, 4, 3], 'int32');
+      assert.throws(() => tf.engine().runKernel('Conv2DBackpropInput', { dy: dyc, filter }, { ...attrs, dilations: 2 }), GradrtError);
+      tf.dispose([x, dyw, dyc]);
+    });
+    tf.dispose([dy, filter]);
     // Without registration the gradrt-only ops say so.
     assert.throws(() => fractionalAvgPool(tf, tf.zeros([1, 4, 4, 1]), { poolingRatio: [1, 2, 2, 1] }),
       (e) => e instanceof GradrtError && /registerGradrtKernels/.test(e.message));
-  } finally {
-    handle.restore();
-  }
+  });
 });
 
 test('wasm: tfjs\'s heap grows while a kernel allocates its output; results unchanged', async () => {
-  const handle = await registerGradrtKernels(tf);
-  try {
-    await tf.setBackend('wasm');
+  await withGradrt('wasm', () => {
     const backend = tf.backend();
     const x = randomTensor([2, 9, 9, 3], 4);
     const dy = randomTensor([2, 9, 9, 4], 5);
@@ -112,9 +106,7 @@ test('wasm: tfjs\'s heap grows while a kernel allocates its output; results unch
     assert.ok(grown >= 2, `heap grew ${grown} times`);
     want.forEach((v, i) => assertAgree(got[i], v, `output ${i}`, 0));
     tf.dispose([x, dy, w]);
-  } finally {
-    handle.restore();
-  }
+  });
 });
 
 test('init options reach the runtime: threads: 2 gives the same gradients', async () => {
@@ -124,13 +116,13 @@ test('init options reach the runtime: threads: 2 gives the same gradients', asyn
   const attrs = { strides: 2, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 8, 16] };
   const results = [];
   for (const threads of [1, 2]) {
-    const handle = await registerGradrtKernels(tf, { backends: ['wasm'], threads, minThreadWorkNs: 0 });
-    try {
-      results.push([handle.runtime.threads, tf.tidy(() => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy }, attrs).dataSync().slice())]);
-    } finally {
-      handle.restore();
-      handle.runtime.dispose();
-    }
+    await withGradrt('wasm', (handle) => {
+      try {
+        results.push([handle.runtime.threads, tf.tidy(() => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy }, attrs).dataSync().slice())]);
+      } finally {
+        handle.runtime.dispose();
+      }
+    }, { backends: ['wasm'], threads, minThreadWorkNs: 0 });
   }
   assert.deepEqual(results.map(([t]) => t), [1, 2]);
   assert.deepEqual(Array.from(results[1][1]), Array.from(results[0][1]), 'bit-identical for any thread count');
@@ -144,13 +136,10 @@ test('cpu: a float32 tensor made by cast(int32) (tfjs shares the Int32Array) is 
   const dy = randomTensor([2, 5, 5, 4], 9);
   const attrs = { strides: 1, pad: 'same', dataFormat: 'NHWC', filterShape: [3, 3, 3, 4] };
   const want = tf.tidy(() => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy }, attrs).dataSync().slice());
-  const handle = await registerGradrtKernels(tf, { backends: ['cpu'] });
-  try {
+  await withGradrt('cpu', (handle) => {
     const got = tf.tidy(() => tf.engine().runKernel('Conv2DBackpropFilter', { x, dy }, attrs).dataSync().slice());
     assert.deepEqual(handle.fallbacks, {});
     assertAgree(got, want, 'dfilter');
-  } finally {
-    handle.restore();
-    tf.dispose([ints, x, dy]);
-  }
+  }, { backends: ['cpu'] });
+  tf.dispose([ints, x, dy]);
 });

@@ -5,6 +5,8 @@ import * as tfc from '@tensorflow/tfjs-core';
 import * as tfl from '@tensorflow/tfjs-layers';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
+import { registerGradrtKernels } from 'gradrt/tfjs';
+import { count, random, rng } from './util.js';
 
 export const tf = { ...tfc, ...tfl };
 
@@ -27,25 +29,32 @@ export function assertAgree(got, want, label, tol = 2e-4) {
   return worst;
 }
 
-// A deterministic float32 tensor with values in [-1, 1).
-export function randomTensor(shape, seed) {
-  let s = seed >>> 0 || 1;
-  const n = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    data[i] = (s / 4294967296) * 2 - 1;
-  }
-  return tf.tensor(data, shape, 'float32');
+// model.fit's History shows learning: the last epoch's loss under half the first's, accuracy >= 0.9.
+export function assertLearned({ history: { loss, acc } }) {
+  assert.ok(loss[loss.length - 1] < 0.5 * loss[0], `loss ${loss[0]} -> ${loss[loss.length - 1]}`);
+  assert.ok(acc[acc.length - 1] >= 0.9, `accuracy ${acc}`);
 }
 
-export async function onBackend(name, fn) {
-  await tf.setBackend(name);
-  return fn();
+// A deterministic float32 tensor with values in [-1, 1).
+export function randomTensor(shape, seed) {
+  return tf.tensor(random(count(shape), rng(seed)), shape, 'float32');
+}
+
+// Runs fn(handle, backend) with gradrt's kernels registered (handle = registerGradrtKernels(tf, options)), once per
+// backend in `backends` (a name or a list, in that order), each set with tf.setBackend first. Afterwards, whether fn
+// threw or not: tfjs's registry as before (handle.restore()) and the backend that was active before, if there was one.
+export async function withGradrt(backends, fn, options) {
+  const previous = tf.engine().backendName;
+  const handle = await registerGradrtKernels(tf, options);
+  try {
+    for (const backend of [backends].flat()) {
+      await tf.setBackend(backend);
+      await fn(handle, backend);
+    }
+  } finally {
+    handle.restore();
+    if (previous) await tf.setBackend(previous);
+  }
 }
 
 // The CNN of issue 14: conv3x3(16) (no bias: batch norm follows) + batch norm + relu + depthwise3x3 + global average

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { init, canUseThreads } from '../src/index.js';
-import { f32, rng, random, count, assertCode } from './util.js';
+import { f32, rng, random, count, assertCode, assertNoHeapGrowth } from './util.js';
 
 const built = existsSync(new URL('../dist/gradrt-simd-threads.wasm', import.meta.url));
 const skip = !built ? 'no threaded build in dist/ (npm run build)' : false;
@@ -66,10 +66,7 @@ describe('threads', { skip }, () => {
     const [op, inputs, attrs] = cases()[2];
     const want = rt.runOp(op, inputs, attrs).output.data;
     const out = new Float32Array(want.length);
-    for (let i = 0; i < 100; i++) rt.runOp(op, inputs, attrs, { outputs: { output: out } });
-    const before = rt.heapBytes();
-    for (let i = 0; i < 2000; i++) rt.runOp(op, inputs, attrs, { outputs: { output: out } });
-    assert.equal(rt.heapBytes(), before);
+    assertNoHeapGrowth(rt, () => rt.runOp(op, inputs, attrs, { outputs: { output: out } }), { warmup: 100, calls: 2000 });
     assert.deepEqual(out, want);
   });
 

@@ -56,6 +56,14 @@ export function assertClose(got, want, { rtol = 1e-5, atol = 1e-6, scale, label 
   }
 }
 
+// Calls call(0 .. warmup-1), then call(0 .. calls-1): rt's heap must not grow over the latter.
+export function assertNoHeapGrowth(rt, call, { warmup = 200, calls = 10000 } = {}) {
+  for (let i = 0; i < warmup; i++) call(i);
+  const before = rt.heapBytes();
+  for (let i = 0; i < calls; i++) call(i);
+  assert.equal(rt.heapBytes(), before, `heap grew over ${calls} calls`);
+}
+
 // Expects fn to throw a GradrtError with this code (and message matching re, if given).
 export function assertCode(fn, code, re) {
   assert.throws(fn, (e) => {

@@ -14,6 +14,12 @@ import { f32, runInto } from './io.js';
 export const BN_FORWARD = 'GradrtFusedBatchNorm';
 export const BN_GRAD = 'GradrtFusedBatchNormGrad';
 
+// Both ops' outputs as tfjs tensors: the first shaped like x (NHWC), the other two [C] vectors.
+function bnOutputs(xShape, names) {
+  const c = xShape[3];
+  return names.map((name, i) => ({ name, shape: i === 0 ? xShape : [c], dtype: 'float32' }));
+}
+
 function batchNormKernel(ctx, backendName) {
   return {
     kernelName: BN_FORWARD,
@@ -23,11 +29,8 @@ function batchNormKernel(ctx, backendName) {
         throw new GradrtError('InvalidArgument', `${BN_FORWARD}: x must be 4-dimensional, got shape [${x.shape}]`);
       }
       const c = x.shape[3];
-      return runInto(ctx.rt, ctx.io(backendName), backend, 'FusedBatchNorm', [
-        { name: 'y', shape: x.shape, dtype: 'float32' },
-        { name: 'reserve_space_1', shape: [c], dtype: 'float32' },
-        { name: 'reserve_space_2', shape: [c], dtype: 'float32' },
-      ], (view) => ({
+      const outs = bnOutputs(x.shape, ['y', 'reserve_space_1', 'reserve_space_2']);
+      return runInto(ctx.rt, ctx.io(backendName), backend, 'FusedBatchNorm', outs, (view) => ({
         x: f32(x.shape, view(x)),
         scale: f32([c], view(scale)),
         offset: f32([c], view(offset)),
@@ -45,11 +48,8 @@ function batchNormGradKernel(ctx, backendName) {
     backendName,
     kernelFunc: ({ inputs: { dy, x, scale, mean, variance }, backend, attrs }) => {
       const c = x.shape[3];
-      return runInto(ctx.rt, ctx.io(backendName), backend, 'FusedBatchNormGrad', [
-        { name: 'x_backprop', shape: x.shape, dtype: 'float32' },
-        { name: 'scale_backprop', shape: [c], dtype: 'float32' },
-        { name: 'offset_backprop', shape: [c], dtype: 'float32' },
-      ], (view) => ({
+      const outs = bnOutputs(x.shape, ['x_backprop', 'scale_backprop', 'offset_backprop']);
+      return runInto(ctx.rt, ctx.io(backendName), backend, 'FusedBatchNormGrad', outs, (view) => ({
         y_backprop: f32(dy.shape, view(dy)),
         x: f32(x.shape, view(x)),
         scale: f32([c], view(scale)),

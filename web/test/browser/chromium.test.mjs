@@ -5,13 +5,13 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
-import { launch, results, skip } from './launch.js';
+import { launch, pageErrors, results, skip } from './launch.js';
 
 describe('demo page in headless Chromium', { skip }, () => {
-  let browser, context, server;
+  let browser, context;
   before(async () => {
     browser = await launch();
-    ({ context, server } = browser);
+    ({ context } = browser);
   });
   after(async () => {
     await browser?.close();
@@ -20,9 +20,8 @@ describe('demo page in headless Chromium', { skip }, () => {
   for (const simd of [true, false]) {
     it(`runs every op and agrees with the JS reference (${simd ? 'SIMD' : 'scalar'} build)`, async () => {
       const page = await context.newPage();
-      const errors = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.goto(`http://127.0.0.1:${server.address().port}/demo/${simd ? '' : '?simd=false'}`);
+      const errors = pageErrors(page);
+      await page.goto(browser.url(`/demo/${simd ? '' : '?simd=false'}`));
       const info = await page.evaluate(() => window.gradrtDemo.ready);
       assert.equal(info.simd, simd);
       const ops = await page.evaluate(() => window.gradrtDemo.ops);
@@ -48,10 +47,8 @@ describe('demo page in headless Chromium', { skip }, () => {
   // pthread build (Web Workers over a SharedArrayBuffer heap).
   it('threaded build on the cross-origin isolated page (?threads=2)', { skip: !existsSync(new URL('../../dist/gradrt-simd-threads.wasm', import.meta.url)) && 'no threaded build' }, async () => {
     const page = await context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    await page.goto(`http://127.0.0.1:${server.address().port}/demo/?threads=2`);
+    const errors = pageErrors(page);
+    await page.goto(browser.url('/demo/?threads=2'));
     const info = await page.evaluate(() => window.gradrtDemo.ready);
     assert.deepEqual([info.crossOriginIsolated, info.simd, info.threads], [true, true, 2]);
     for (const op of await page.evaluate(() => window.gradrtDemo.ops)) {
@@ -65,15 +62,14 @@ describe('demo page in headless Chromium', { skip }, () => {
 
   it('without COOP/COEP, ?threads=2 falls back to one thread, without an error', async () => {
     const page = await context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const errors = pageErrors(page);
     await page.route('**/*', async (route) => {
       const response = await route.fetch();
       const headers = { ...response.headers() };
       for (const h of ['cross-origin-opener-policy', 'cross-origin-embedder-policy']) delete headers[h];
       await route.fulfill({ response, headers });
     });
-    await page.goto(`http://127.0.0.1:${server.address().port}/demo/?threads=2`);
+    await page.goto(browser.url('/demo/?threads=2'));
     const info = await page.evaluate(() => window.gradrtDemo.ready);
     assert.deepEqual([info.crossOriginIsolated, info.simd, info.threads], [false, true, 1]);
     const r = await page.evaluate((config) => window.gradrtDemo.run(config), { op: 'Conv2DBackpropInput', h: 12, w: 12, c: 8, m: 8, s: 1 });

@@ -16,6 +16,15 @@ try {
 export const skip = !chromium ? 'playwright-core is not installed (npm install in web/)' : !existsSync(executablePath) ? `no Chromium at ${executablePath}` : false;
 export const results = new URL('../../test-results/', import.meta.url);
 
+// The errors a page reports, collected as they come: uncaught exceptions and console errors
+// (a resource that fails to load, the stylesheet among them, is one).
+export function pageErrors(page) {
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  return errors;
+}
+
 // -> { context, server, url(path), close() }
 export async function launch(viewport = { width: 1000, height: 900 }) {
   const server = await start(0);

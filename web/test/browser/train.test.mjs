@@ -6,7 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
-import { launch, results, skip } from './launch.js';
+import { launch, pageErrors, results, skip } from './launch.js';
 
 // Held-out accuracy measured on this page (wasm + gradrt, batch 32, lr 0.01, seeds 1-4, 10
 // epochs): 0.889-0.964 after epoch 1, then 0.953-0.996 at every epoch from 2 to 10; at epoch 6
@@ -28,9 +28,7 @@ describe('training page in headless Chromium', { skip }, () => {
 
   async function open(query = '') {
     const page = await context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    const errors = pageErrors(page);
     await page.goto(browser.url(`/demo/train.html${query}`));
     const info = await page.evaluate(() => window.gradrtTrain.ready);
     assert.deepEqual([info.train, info.held], [1348, 449]);
