@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <type_traits>
+#include <utility>
 
 #include "half.h"
 #include "parallel.h"
@@ -44,46 +45,82 @@ struct Plain {
   template <class T> static S out(T v) { return static_cast<S>(v); }
 };
 
+// ---- the two directions
+
+// In: storage C::S (channels first when transposing) to compute T (channels last); Out: the
+// reverse. Every loop below is written once over a direction D: `get` converts one element,
+// SrcCodec/DstCodec say how 8 floats are read and written (x86).
+template <class C, class T>
+struct In {
+  using Codec = C;
+  using Compute = T;
+  using Src = typename C::S;
+  using Dst = T;
+  using SrcCodec = C;
+  using DstCodec = Plain<float>;
+  static constexpr bool kSrcChannelsFirst = true;
+  static Dst get(Src v) { return C::template in<T>(v); }
+};
+template <class C, class T>
+struct Out {
+  using Codec = C;
+  using Compute = T;
+  using Src = T;
+  using Dst = typename C::S;
+  using SrcCodec = Plain<float>;
+  using DstCodec = C;
+  static constexpr bool kSrcChannelsFirst = false;
+  static Dst get(Src v) { return C::template out<T>(v); }
+};
+
+// Each plane is transposed: source element (a, b), at a * src_row + b, lands at
+// b * dst_row + a. In: a is the channel and b the position (src_row = inner, dst_row =
+// channels); Out: a is the position and b the channel (src_row = channels, dst_row = inner).
+template <class D>
+std::pair<int64_t, int64_t> rows(const ChannelsFirst& cf) {  // {src_row, dst_row}
+  if constexpr (D::kSrcChannelsFirst) return {cf.inner, cf.channels};
+  else return {cf.channels, cf.inner};
+}
+template <class D>
+int64_t channels_of(int64_t src_row, int64_t dst_row) {
+  return D::kSrcChannelsFirst ? dst_row : src_row;
+}
+// Channel c, position s as source row a, column b.
+struct At {
+  int64_t a, b;
+};
+template <class D>
+At at(int64_t c, int64_t s) {
+  if constexpr (D::kSrcChannelsFirst) return {c, s};
+  else return {s, c};
+}
+
 // ---- portable loops
 
-template <class C, class T>
-void flat_in(const typename C::S* src, int64_t n, T* dst) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = C::template in<T>(src[i]);
-}
-template <class C, class T>
-void flat_out(const T* src, int64_t n, typename C::S* dst) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = C::template out<T>(src[i]);
+template <class D>
+void flat(const typename D::Src* src, int64_t n, typename D::Dst* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = D::get(src[i]);
 }
 
-// One tile of a plane: channels [c0, c1) x positions [s0, s1). The channels-first plane
-// holds element (c, s) at c * inner + s, the channels-last one at s * channels + c.
-template <class C, class T>
-void tile_in(const typename C::S* plane, int64_t inner, T* out, int64_t channels, int64_t c0, int64_t c1, int64_t s0,
-             int64_t s1) {
-  for (int64_t s = s0; s < s1; ++s)
-    for (int64_t c = c0; c < c1; ++c) out[s * channels + c] = C::template in<T>(plane[c * inner + s]);
-}
-template <class C, class T>
-void tile_out(const T* in, int64_t channels, typename C::S* plane, int64_t inner, int64_t c0, int64_t c1, int64_t s0,
-              int64_t s1) {
-  for (int64_t c = c0; c < c1; ++c)
-    for (int64_t s = s0; s < s1; ++s) plane[c * inner + s] = C::template out<T>(in[s * channels + c]);
+// One tile, walked along the destination's rows.
+template <class D>
+void tile(const typename D::Src* src, int64_t src_row, typename D::Dst* dst, int64_t dst_row, int64_t c0, int64_t c1,
+          int64_t s0, int64_t s1) {
+  const At lo = at<D>(c0, s0), hi = at<D>(c1, s1);
+  for (int64_t b = lo.b; b < hi.b; ++b)
+    for (int64_t a = lo.a; a < hi.a; ++a) dst[b * dst_row + a] = D::get(src[a * src_row + b]);
 }
 
 // Positions [s0, s1) of one plane, in square tiles small enough that the rows a tile reads
 // and writes stay in L1.
 constexpr int64_t kTile = 16;
-template <class C, class T>
-void block_in(const typename C::S* plane, int64_t inner, T* out, int64_t channels, int64_t s0, int64_t s1) {
+template <class D>
+void block(const typename D::Src* src, int64_t src_row, typename D::Dst* dst, int64_t dst_row, int64_t s0,
+           int64_t s1) {
+  const int64_t channels = channels_of<D>(src_row, dst_row);
   for (int64_t sb = s0; sb < s1; sb += kTile)
     for (int64_t cb = 0; cb < channels; cb += kTile)
-      tile_in<C>(plane, inner, out, channels, cb, std::min(cb + kTile, channels), sb, std::min(sb + kTile, s1));
-}
-template <class C, class T>
-void block_out(const T* in, int64_t channels, typename C::S* plane, int64_t inner, int64_t s0, int64_t s1) {
-  for (int64_t sb = s0; sb < s1; sb += kTile)
-    for (int64_t cb = 0; cb < channels; cb += kTile)
-      tile_out<C>(in, channels, plane, inner, cb, std::min(cb + kTile, channels), sb, std::min(sb + kTile, s1));
+      tile<D>(src, src_row, dst, dst_row, cb, std::min(cb + kTile, channels), sb, std::min(sb + kTile, s1));
 }
 
 // ---- x86-64: 8x8 tiles with AVX2, half <-> float with F16C (chosen at run time)
@@ -164,59 +201,36 @@ GRADRT_TILE_ISA inline void transpose8(__m256* r) {
   r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
-template <class C>
-GRADRT_TILE_ISA void vector_flat_in(const typename C::S* src, int64_t n, float* dst) {
+template <class D>
+GRADRT_TILE_ISA void vector_flat(const typename D::Src* src, int64_t n, typename D::Dst* dst) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load8(C{}, src + i));
-  flat_in<C>(src + i, n - i, dst + i);
-}
-template <class C>
-GRADRT_TILE_ISA void vector_flat_out(const float* src, int64_t n, typename C::S* dst) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) store8(C{}, dst + i, _mm256_loadu_ps(src + i));
-  flat_out<C>(src + i, n - i, dst + i);
+  for (; i + 8 <= n; i += 8) store8(typename D::DstCodec{}, dst + i, load8(typename D::SrcCodec{}, src + i));
+  flat<D>(src + i, n - i, dst + i);
 }
 
-// block_in/out with 8x8 tiles: eight channel rows of 8 positions are loaded (converted),
-// transposed in registers and stored as eight position rows of 8 channels. Edges that do
-// not fill a tile take the portable tile loops.
+// block with 8x8 tiles: eight source rows of 8 are loaded (converted), transposed in
+// registers and stored as eight destination rows of 8 (converted). Edges that do not fill
+// a tile take the portable tile loops.
 constexpr int64_t kSpan = 64;  // positions per pass over the channels
-template <class C>
-GRADRT_TILE_ISA void vector_block_in(const typename C::S* plane, int64_t inner, float* out, int64_t channels,
-                                     int64_t s0, int64_t s1) {
+template <class D>
+GRADRT_TILE_ISA void vector_block(const typename D::Src* src, int64_t src_row, typename D::Dst* dst, int64_t dst_row,
+                                  int64_t s0, int64_t s1) {
+  const int64_t channels = channels_of<D>(src_row, dst_row);
   const int64_t c8 = channels / 8 * 8;
   for (int64_t sb = s0; sb < s1; sb += kSpan) {
     const int64_t se = std::min(sb + kSpan, s1), s8 = sb + (se - sb) / 8 * 8;
     for (int64_t c = 0; c < c8; c += 8)
       for (int64_t s = sb; s < s8; s += 8) {
+        const At t = at<D>(c, s);
         __m256 r[8];
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) r[k] = load8(C{}, plane + (c + k) * inner + s);
+        for (int k = 0; k < 8; ++k) r[k] = load8(typename D::SrcCodec{}, src + (t.a + k) * src_row + t.b);
         transpose8(r);
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) _mm256_storeu_ps(out + (s + k) * channels + c, r[k]);
+        for (int k = 0; k < 8; ++k) store8(typename D::DstCodec{}, dst + (t.b + k) * dst_row + t.a, r[k]);
       }
-    if (s8 < se) tile_in<C>(plane, inner, out, channels, 0, c8, s8, se);
-    if (c8 < channels) tile_in<C>(plane, inner, out, channels, c8, channels, sb, se);
-  }
-}
-template <class C>
-GRADRT_TILE_ISA void vector_block_out(const float* in, int64_t channels, typename C::S* plane, int64_t inner,
-                                      int64_t s0, int64_t s1) {
-  const int64_t c8 = channels / 8 * 8;
-  for (int64_t sb = s0; sb < s1; sb += kSpan) {
-    const int64_t se = std::min(sb + kSpan, s1), s8 = sb + (se - sb) / 8 * 8;
-    for (int64_t c = 0; c < c8; c += 8)
-      for (int64_t s = sb; s < s8; s += 8) {
-        __m256 r[8];
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(in + (s + k) * channels + c);
-        transpose8(r);
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) store8(C{}, plane + (c + k) * inner + s, r[k]);
-      }
-    if (s8 < se) tile_out<C>(in, channels, plane, inner, 0, c8, s8, se);
-    if (c8 < channels) tile_out<C>(in, channels, plane, inner, c8, channels, sb, se);
+    if (s8 < se) tile<D>(src, src_row, dst, dst_row, 0, c8, s8, se);
+    if (c8 < channels) tile<D>(src, src_row, dst, dst_row, c8, channels, sb, se);
   }
 }
 
@@ -233,60 +247,41 @@ template <class C>
 constexpr bool kVectorCodec = false;
 bool vector_tiles_available() { return false; }
 // Never called here (kVectorCodec is false): declared so that the drivers compile unchanged.
-template <class C> void vector_flat_in(const typename C::S*, int64_t, float*);
-template <class C> void vector_flat_out(const float*, int64_t, typename C::S*);
-template <class C> void vector_block_in(const typename C::S*, int64_t, float*, int64_t, int64_t, int64_t);
-template <class C> void vector_block_out(const float*, int64_t, typename C::S*, int64_t, int64_t, int64_t);
+template <class D> void vector_flat(const typename D::Src*, int64_t, typename D::Dst*);
+template <class D>
+void vector_block(const typename D::Src*, int64_t, typename D::Dst*, int64_t, int64_t, int64_t);
 #endif
 
-template <class C, class T>
-constexpr bool kVector = std::is_same_v<T, float> && kVectorCodec<C>;
+template <class D>
+constexpr bool kVector = std::is_same_v<typename D::Compute, float> && kVectorCodec<typename D::Codec>;
 
 std::atomic<bool> vector_tiles_enabled{true};
 
-// The two directions as policies of one driver. In: channels-first storage S to
-// channels-last compute T; Out: the reverse. `vec`: take the vector tiles.
-template <class C, class T>
-struct In {
-  using Src = typename C::S;
-  using Dst = T;
-  static void flat(const Src* s, int64_t n, Dst* d, bool vec) {
-    if constexpr (kVector<C, T>)
-      if (vec) return vector_flat_in<C>(s, n, d);
-    flat_in<C>(s, n, d);
-  }
-  static void block(const Src* s, Dst* d, const ChannelsFirst& cf, int64_t s0, int64_t s1, bool vec) {
-    if constexpr (kVector<C, T>)
-      if (vec) return vector_block_in<C>(s, cf.inner, d, cf.channels, s0, s1);
-    block_in<C>(s, cf.inner, d, cf.channels, s0, s1);
-  }
-};
-template <class C, class T>
-struct Out {
-  using Src = T;
-  using Dst = typename C::S;
-  static void flat(const Src* s, int64_t n, Dst* d, bool vec) {
-    if constexpr (kVector<C, T>)
-      if (vec) return vector_flat_out<C>(s, n, d);
-    flat_out<C>(s, n, d);
-  }
-  static void block(const Src* s, Dst* d, const ChannelsFirst& cf, int64_t s0, int64_t s1, bool vec) {
-    if constexpr (kVector<C, T>)
-      if (vec) return vector_block_out<C>(s, cf.channels, d, cf.inner, s0, s1);
-    block_out<C>(s, cf.channels, d, cf.inner, s0, s1);
-  }
-};
+// One run of elements or of a plane's positions, on the vector tiles when `vec`.
+template <class D>
+void convert_flat(const typename D::Src* s, int64_t n, typename D::Dst* d, bool vec) {
+  if constexpr (kVector<D>)
+    if (vec) return vector_flat<D>(s, n, d);
+  flat<D>(s, n, d);
+}
+template <class D>
+void convert_block(const typename D::Src* s, typename D::Dst* d, const ChannelsFirst& cf, int64_t s0, int64_t s1,
+                   bool vec) {
+  const auto [src_row, dst_row] = rows<D>(cf);
+  if constexpr (kVector<D>)
+    if (vec) return vector_block<D>(s, src_row, d, dst_row, s0, s1);
+  block<D>(s, src_row, d, dst_row, s0, s1);
+}
 
 // The pool splits flat data into runs of elements, planes into runs of positions.
 constexpr int64_t kChunkElements = int64_t{1} << 16;  // per parallel_for chunk
 constexpr int64_t kChunkPositions = 256;
 
-template <class C, class T, template <class, class> class Dir>
-void run(const Exec& exec, const typename Dir<C, T>::Src* src, int64_t n, const ChannelsFirst* cf,
-         typename Dir<C, T>::Dst* dst) {
-  const bool vec = kVector<C, T> && vector_tiles_enabled.load(std::memory_order_relaxed) && vector_tiles_available();
+template <class D>
+void run(const Exec& exec, const typename D::Src* src, int64_t n, const ChannelsFirst* cf, typename D::Dst* dst) {
+  const bool vec = kVector<D> && vector_tiles_enabled.load(std::memory_order_relaxed) && vector_tiles_available();
   if (!cf) {
-    parallel_for(exec, n, kChunkElements, [&](int64_t b, int64_t e) { Dir<C, T>::flat(src + b, e - b, dst + b, vec); });
+    parallel_for(exec, n, kChunkElements, [&](int64_t b, int64_t e) { convert_flat<D>(src + b, e - b, dst + b, vec); });
     return;
   }
   const int64_t plane = cf->channels * cf->inner;
@@ -295,9 +290,30 @@ void run(const Exec& exec, const typename Dir<C, T>::Src* src, int64_t n, const 
   parallel_for(exec, cf->outer * per_plane, grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t o = i / per_plane, s0 = i % per_plane * kChunkPositions;
-      Dir<C, T>::block(src + o * plane, dst + o * plane, *cf, s0, std::min(s0 + kChunkPositions, cf->inner), vec);
+      convert_block<D>(src + o * plane, dst + o * plane, *cf, s0, std::min(s0 + kChunkPositions, cf->inner), vec);
     }
   });
+}
+
+// One dtype dispatch for either direction: Dir<codec of the `stored` dtype, T>.
+template <template <class, class> class Dir, class T>
+void run_stored(const Exec& exec, DType stored, bool round_bf16, const void* src, int64_t n, const ChannelsFirst* cf,
+                void* dst) {
+  if (n <= 0) return;
+  const auto go = [&](auto codec) {
+    using D = Dir<decltype(codec), T>;
+    run<D>(exec, static_cast<const typename D::Src*>(src), n, cf, static_cast<typename D::Dst*>(dst));
+  };
+  switch (stored) {
+    case DType::float16: return go(Half{});
+    case DType::bfloat16: return go(BFloat{});
+    case DType::float32:
+      if (round_bf16) return go(RoundedFloat{});
+      return go(Plain<float>{});
+    case DType::float64: return go(Plain<double>{});
+    case DType::int32: return go(Plain<int32_t>{});
+    case DType::int64: return go(Plain<int64_t>{});
+  }
 }
 
 }  // namespace
@@ -310,33 +326,13 @@ bool set_convert_vector_tiles(bool enabled) {
 template <class T>
 void convert_in(const Exec& exec, const void* src, DType from, int64_t n, const ChannelsFirst* cf, bool round_bf16,
                 T* dst) {
-  if (n <= 0) return;
-  switch (from) {
-    case DType::float16: return run<Half, T, In>(exec, static_cast<const uint16_t*>(src), n, cf, dst);
-    case DType::bfloat16: return run<BFloat, T, In>(exec, static_cast<const uint16_t*>(src), n, cf, dst);
-    case DType::float32:
-      if (round_bf16) return run<RoundedFloat, T, In>(exec, static_cast<const float*>(src), n, cf, dst);
-      return run<Plain<float>, T, In>(exec, static_cast<const float*>(src), n, cf, dst);
-    case DType::float64: return run<Plain<double>, T, In>(exec, static_cast<const double*>(src), n, cf, dst);
-    case DType::int32: return run<Plain<int32_t>, T, In>(exec, static_cast<const int32_t*>(src), n, cf, dst);
-    case DType::int64: return run<Plain<int64_t>, T, In>(exec, static_cast<const int64_t*>(src), n, cf, dst);
-  }
+  run_stored<In, T>(exec, from, round_bf16, src, n, cf, dst);
 }
 
 template <class T>
 void convert_out(const Exec& exec, const T* src, void* dst, DType to, int64_t n, const ChannelsFirst* cf,
                  bool round_bf16) {
-  if (n <= 0) return;
-  switch (to) {
-    case DType::float16: return run<Half, T, Out>(exec, src, n, cf, static_cast<uint16_t*>(dst));
-    case DType::bfloat16: return run<BFloat, T, Out>(exec, src, n, cf, static_cast<uint16_t*>(dst));
-    case DType::float32:
-      if (round_bf16) return run<RoundedFloat, T, Out>(exec, src, n, cf, static_cast<float*>(dst));
-      return run<Plain<float>, T, Out>(exec, src, n, cf, static_cast<float*>(dst));
-    case DType::float64: return run<Plain<double>, T, Out>(exec, src, n, cf, static_cast<double*>(dst));
-    case DType::int32: return run<Plain<int32_t>, T, Out>(exec, src, n, cf, static_cast<int32_t*>(dst));
-    case DType::int64: return run<Plain<int64_t>, T, Out>(exec, src, n, cf, static_cast<int64_t*>(dst));
-  }
+  run_stored<Out, T>(exec, to, round_bf16, src, n, cf, dst);
 }
 
 template void convert_in<float>(const Exec&, const void*, DType, int64_t, const ChannelsFirst*, bool, float*);

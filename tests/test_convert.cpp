@@ -58,61 +58,58 @@ std::vector<float> hard_floats() {
 }
 
 // The stored bits of element i of a tensor of dtype d.
-uint64_t stored(const std::vector<unsigned char>& buf, DType d, int64_t i) {
+uint64_t stored(const unsigned char* buf, DType d, int64_t i) {
   uint64_t u = 0;
-  std::memcpy(&u, buf.data() + i * dtype_size(d), dtype_size(d));
+  std::memcpy(&u, buf + i * dtype_size(d), dtype_size(d));
   return u;
 }
 
-// convert_out of `src` (channels last when cf) to dtype d, against the scalar rule per element.
-void check_out(const std::vector<float>& src, DType d, bool round, const ChannelsFirst* cf, int threads) {
-  const int64_t n = static_cast<int64_t>(src.size());
-  std::vector<unsigned char> got(n * dtype_size(d) + 1);
-  convert_out<float>(Exec{threads}, src.data(), got.data(), d, n, cf, round);
-  int64_t bad = 0;
-  for (int64_t i = 0; i < n && bad < 5; ++i) {
-    int64_t from = i;  // channels-last index of the value that lands at i
-    if (cf) {
-      const int64_t o = i / (cf->channels * cf->inner), c = i / cf->inner % cf->channels, s = i % cf->inner;
-      from = (o * cf->inner + s) * cf->channels + c;
-    }
-    const float v = src[from];
-    uint64_t want = 0;
-    if (d == DType::float16) want = float_to_half(v);
-    else if (d == DType::bfloat16) want = float_to_bfloat16(v);
-    else want = bits(round ? bfloat16_to_float(float_to_bfloat16(v)) : v);
-    if (stored(got, d, i) != want) {
-      ++bad;
-      FAIL_CHECK("element " << i << " from " << hex(bits(v)) << ": got " << hex(stored(got, d, i)) << ", want "
-                            << hex(want));
-    }
-  }
-  CHECK(bad == 0);
+// The scalar rule for one element: bits u of dtype `from` as dtype `to` (one of the two is
+// float32, the compute side), through bfloat16 when round (float32 storage under T=bfloat16).
+uint64_t scalar_rule(uint64_t u, DType from, DType to, bool round) {
+  float v = from == DType::float16    ? half_to_float(static_cast<uint16_t>(u))
+            : from == DType::bfloat16 ? bfloat16_to_float(static_cast<uint16_t>(u))
+                                      : from_bits(static_cast<uint32_t>(u));
+  if (round) v = bfloat16_to_float(float_to_bfloat16(v));
+  if (to == DType::float16) return float_to_half(v);
+  if (to == DType::bfloat16) return float_to_bfloat16(v);
+  return bits(v);
 }
 
-// convert_in of raw elements of dtype d (channels-first when cf) against the scalar rule.
-void check_in(const std::vector<unsigned char>& src, DType d, bool round, const ChannelsFirst* cf, int threads) {
-  const int64_t n = static_cast<int64_t>(src.size() / dtype_size(d));
-  std::vector<float> got(n);
-  convert_in<float>(Exec{threads}, src.data(), d, n, cf, round, got.data());
+std::vector<unsigned char> bytes(const std::vector<float>& v) {
+  std::vector<unsigned char> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// convert_in (raw elements of dtype d, channels first when cf, to float channels last) or
+// convert_out (float channels last to dtype d, channels first when cf) of the raw elements
+// `src`, against the scalar rule per element.
+enum class Dir { in, out };
+void check(Dir dir, const std::vector<unsigned char>& src, DType d, bool round, const ChannelsFirst* cf, int threads) {
+  const DType from = dir == Dir::in ? d : DType::float32, to = dir == Dir::in ? DType::float32 : d;
+  const int64_t n = static_cast<int64_t>(src.size() / dtype_size(from));
+  std::vector<unsigned char> got(n * dtype_size(to) + 1);
+  const Exec exec{threads};
+  if (dir == Dir::in) convert_in<float>(exec, src.data(), d, n, cf, round, reinterpret_cast<float*>(got.data()));
+  else convert_out<float>(exec, reinterpret_cast<const float*>(src.data()), got.data(), d, n, cf, round);
+  // Element (o, c, s) of [outer, channels, inner] sits at `first` channels first, at `last`
+  // channels last; flat data is one channel.
+  const ChannelsFirst shape = cf ? *cf : ChannelsFirst{1, 1, n};
   int64_t bad = 0;
-  for (int64_t i = 0; i < n && bad < 5; ++i) {
-    int64_t from = i;  // channels-first index of the value that lands at i
-    if (cf) {
-      const int64_t o = i / (cf->channels * cf->inner), s = i / cf->channels % cf->inner, c = i % cf->channels;
-      from = (o * cf->channels + c) * cf->inner + s;
-    }
-    const uint64_t u = stored(src, d, from);
-    float want;
-    if (d == DType::float16) want = half_to_float(static_cast<uint16_t>(u));
-    else if (d == DType::bfloat16) want = bfloat16_to_float(static_cast<uint16_t>(u));
-    else want = round ? bfloat16_to_float(float_to_bfloat16(from_bits(static_cast<uint32_t>(u))))
-                      : from_bits(static_cast<uint32_t>(u));
-    if (bits(got[i]) != bits(want)) {
-      ++bad;
-      FAIL_CHECK("element " << i << " from " << hex(u) << ": got " << hex(bits(got[i])) << ", want " << hex(bits(want)));
-    }
-  }
+  for (int64_t o = 0; o < shape.outer; ++o)
+    for (int64_t c = 0; c < shape.channels; ++c)
+      for (int64_t s = 0; s < shape.inner && bad < 5; ++s) {
+        const int64_t first = (o * shape.channels + c) * shape.inner + s;
+        const int64_t last = (o * shape.inner + s) * shape.channels + c;
+        const int64_t at = dir == Dir::in ? last : first, of = dir == Dir::in ? first : last;
+        const uint64_t u = stored(src.data(), from, of), want = scalar_rule(u, from, to, round);
+        if (stored(got.data(), to, at) != want) {
+          ++bad;
+          FAIL_CHECK("element " << at << " from " << hex(u) << ": got " << hex(stored(got.data(), to, at)) << ", want "
+                                << hex(want));
+        }
+      }
   CHECK(bad == 0);
 }
 
@@ -137,14 +134,12 @@ TEST_CASE("convert: every float16 bit pattern and the hard floats, flat, both pa
     const uint16_t v = static_cast<uint16_t>(h * 40503u);
     std::memcpy(halves.data() + 2 * h, &v, 2);
   }
-  const std::vector<float> hard = hard_floats();
+  const std::vector<unsigned char> hard = bytes(hard_floats());
   on_each_path([&] {
-    check_in(halves, DType::float16, false, nullptr, 1);
-    check_in(halves, DType::bfloat16, false, nullptr, 1);
-    std::vector<unsigned char> floats(hard.size() * 4);
-    std::memcpy(floats.data(), hard.data(), floats.size());
-    check_in(floats, DType::float32, true, nullptr, 1);
-    for (DType d : kFloats) check_out(hard, d, d == DType::float32, nullptr, 1);
+    check(Dir::in, halves, DType::float16, false, nullptr, 1);
+    check(Dir::in, halves, DType::bfloat16, false, nullptr, 1);
+    check(Dir::in, hard, DType::float32, true, nullptr, 1);
+    for (DType d : kFloats) check(Dir::out, hard, d, d == DType::float32, nullptr, 1);
   });
 }
 
@@ -163,10 +158,10 @@ TEST_CASE("convert: NCHW <-> NHWC on odd shapes, every float dtype, both paths, 
         for (DType d : kFloats)
           for (bool round : {false, true}) {
             if (round && d != DType::float32) continue;
-            check_out(src, d, round, &cf, threads);
+            check(Dir::out, bytes(src), d, round, &cf, threads);
             std::vector<unsigned char> raw(n * dtype_size(d));
             convert_out<float>(Exec{1}, src.data(), raw.data(), d, n, nullptr, false);  // some stored values
-            check_in(raw, d, round, &cf, threads);
+            check(Dir::in, raw, d, round, &cf, threads);
           }
     }
   });
