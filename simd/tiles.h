@@ -1,7 +1,6 @@
-// Per-ISA tile choices of the cpu kernels: data, one constant per arch unit
-// (simd/arch/<isa>.cpp defines `kTiles` in its namespace before including arch_unit.h).
-// The drivers (simd/kernels/) read these; the micro-kernels (simd/ukernels/) take them as
-// template parameters. Why each value is what it is: the unit's comments.
+// Per-ISA tile choices of the cpu kernels, as data: one Tiles per arch unit, side by side
+// below (as XNNPACK's configs). simd/arch/arch_unit.h makes the unit's row its `kTiles`;
+// the drivers (simd/kernels/) and micro-kernels (simd/ukernels/) read that.
 #pragma once
 
 #include <cstdint>
@@ -27,5 +26,37 @@ struct Tiles {
   // simd/wasm/ replace some of the native ones.
   bool wasm;
 };
+
+// The rows, one per unit (namespace gradrt::simd::<isa> takes tiles::<isa>).
+namespace tiles {
+// 32 zmm registers: a 12x2 GEMM tile, 8-pixel depthwise blocks with channel-vector pairs,
+// 8 float vectors per batch-norm pass (16 floats each; 4 for double).
+inline constexpr Tiles avx512{.gemm_rows = 12, .gemm_vectors = 2, .filter_k_narrow = 512, .filter_k_wide = 256,
+                              .dw_block_pixels = 8, .dw_channel_pairs = true, .bn_vectors_f32 = 8,
+                              .bn_vectors_f64 = 4, .wasm = false};
+// 16 ymm registers: a 6x2 GEMM tile (12 accumulators + 2 B + broadcast), 4-pixel depthwise
+// blocks, 4 vectors per batch-norm pass (2 sums + mean each).
+inline constexpr Tiles avx2{.gemm_rows = 6, .gemm_vectors = 2, .filter_k_narrow = 512, .filter_k_wide = 256,
+                            .dw_block_pixels = 4, .dw_channel_pairs = false, .bn_vectors_f32 = 4,
+                            .bn_vectors_f64 = 4, .wasm = false};
+// 16 xmm registers: as avx2, without FMA.
+inline constexpr Tiles sse4_2 = avx2;
+// 32 q registers of 4 floats: an 8x2 GEMM tile, 8-pixel depthwise blocks with channel-vector
+// pairs, 4 vectors per batch-norm pass.
+inline constexpr Tiles neon{.gemm_rows = 8, .gemm_vectors = 2, .filter_k_narrow = 512, .filter_k_wide = 256,
+                            .dw_block_pixels = 8, .dw_channel_pairs = true, .bn_vectors_f32 = 4,
+                            .bn_vectors_f64 = 4, .wasm = false};
+// V8 on x64: 15 allocatable vector registers and no FMA (a*b + c is a multiply into a
+// temporary, then an add), so a 6x2 GEMM tile (12 accumulators + 2 B + broadcast + product
+// = 16) spills; 4x2 leaves room. 4-pixel depthwise blocks, and the simd/wasm/ row kernels
+// where they measured faster.
+inline constexpr Tiles wasm_simd128{.gemm_rows = 4, .gemm_vectors = 2, .filter_k_narrow = 512,
+                                    .filter_k_wide = 256, .dw_block_pixels = 4, .dw_channel_pairs = false,
+                                    .bn_vectors_f32 = 4, .bn_vectors_f64 = 4, .wasm = true};
+// Vector width 1 (plain C++): a 4x2 GEMM tile.
+inline constexpr Tiles scalar{.gemm_rows = 4, .gemm_vectors = 2, .filter_k_narrow = 512, .filter_k_wide = 256,
+                              .dw_block_pixels = 4, .dw_channel_pairs = false, .bn_vectors_f32 = 4,
+                              .bn_vectors_f64 = 4, .wasm = false};
+}  // namespace tiles
 
 }  // namespace gradrt::simd

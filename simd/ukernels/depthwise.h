@@ -1,17 +1,11 @@
 // Shared pieces of the depthwise micro-kernels (depthwise_gather.h, depthwise_filter.h):
 // the block size, register pins, and the grouped-row argument.
 //
-// Depthwise row kernels that reuse source vectors along kx (M == 1, channels in the lanes).
-//
-// Both depthwise gradients and the forward walk a row of pixels j with a tap table
-//   tap t: source pixel j*step + off[t] of row src[t], weight/accumulator row t.
-// The callers build the table ky-major, so it usually comes as R groups of K taps that
-// share one source row and whose offsets are consecutive (dilation 1): off = o_r + k,
-// k = 0..K-1 (in either order inside the group). Then pixel j's tap k and pixel j+1's
-// tap k-1 (step 1) read the same source vector: a block of P pixels needs only
-// (P-1)*step + K source loads per group instead of P*K, each feeding up to K
-// multiply-adds from registers. `tap_groups` detects that shape; dwg_row (gather: the
-// forward and the input gradient) and dwf_row (filter-gradient accumulation) use it.
+// A row's taps often come as R groups of K taps that share one source row and whose
+// offsets are consecutive (dilation 1; simd/kernels/depthwise_rows.h finds them). Then
+// pixel j's tap k and pixel j+1's tap k-1 (step 1) read the same source vector: a block of
+// P pixels needs only (P-1)*step + K source loads per group instead of P*K, each feeding up
+// to K multiply-adds from registers (dwg_block, dwg_pair, dwf_block, dwf_chunk3).
 #pragma once
 
 #include "vec.h"
@@ -29,7 +23,7 @@ constexpr int kDwP = kTiles.dw_block_pixels;
 constexpr bool kDwWasm = kTiles.wasm;
 
 // Pins a loaded vector in a register. Without it GCC folds the load back into every
-// multiply-add that uses it (a memory operand per FMA: the reuse this file is about is
+// multiply-add that uses it (a memory operand per FMA: the reuse these kernels are about is
 // undone, and unaligned 64-byte loads split across cache lines cost twice).
 // WASM: LLVM does not model registers there (locals are free) and hoists every load of a
 // block to its top, computing pixel after pixel; V8 then spills most of them. The pin is
@@ -83,7 +77,7 @@ inline void dw_pin_ptr(T*& q) {
 #endif
 }
 
-// A row in grouped form for the kernels below: group r reads source row row[r], its tap k
+// A row in grouped form for the grouped kernels: group r reads source row row[r], its tap k
 // at source pixel j*S + o[r] + k; every tap of pixel j is inside the row (0 <= pixel <
 // src_w) for j in [j_lo, j_hi) (the interior); the edge pixels outside it test each tap.
 template <class T>

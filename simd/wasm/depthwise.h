@@ -1,10 +1,10 @@
 // WASM SIMD128 sliding-window depthwise row kernels (float, M == 1, channels in the lanes),
-// written with <wasm_simd128.h> directly. Only the WASM SIMD build includes this file
-// (arch/wasm_simd128.cpp); native builds never see it.
+// written with <wasm_simd128.h> directly. Only the WASM SIMD unit includes this file
+// (through hooks.h, from arch/wasm_simd128.cpp); native builds never see it.
 //
 // Why a separate form for WASM: V8 (x64) has 15 usable vector registers, no FMA (a*b + c
 // is a multiply into a temporary, then an add), and LLVM/Binaryen do not keep the source
-// order of an unrolled block (they hoist its loads). So the blocks of depthwise_taps.h
+// order of an unrolled block (they hoist its loads). So the blocks of ukernels/depthwise_*.h
 // either spill or reload. Here a row is walked one column (pixel) per step, with the taps'
 // reuse carried in a short window of registers instead of an unrolled block:
 //   gather (input gradient):   R*K weights + K accumulators (pixels p .. p+K-1) + x + temp,
