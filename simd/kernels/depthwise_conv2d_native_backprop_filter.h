@@ -14,7 +14,6 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-
 // Fixed-order combination of the chunk partials: dw[e] = ((part_0 + part_1) + part_2) ...,
 // vectorised across e. Small (<= 16 chunks of taps x OC): one thread, no second dispatch.
 template <class T, class Arch>
@@ -42,7 +41,6 @@ void dwf_combine(const Exec& exec, const T* part, int64_t chunks, int64_t nw, T*
     par(exec, nw, imax(L, balance_grain(exec, nw)), combine);
   }
 }
-
 
 // The filter gradient (3x3, dilation 1, M == 1, column stride 1 or 2, C % 4 == 0) as chunk
 // partials, for the caller to combine in chunk order: returns *chunks partials of 9*C floats

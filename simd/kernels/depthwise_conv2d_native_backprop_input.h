@@ -41,7 +41,6 @@ int dwx2_filter_rows(const ConvParams& p, int64_t n, int64_t iy, const T* dy, co
   return R;
 }
 
-
 template <class T, class Arch>
 void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& p, const T* w,
                                             const T* dy, T* dx) {
