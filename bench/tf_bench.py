@@ -14,8 +14,9 @@ workers' order rotating per case, so a burst of outside load hits one round of e
 than one configuration. Reported: the median over rounds of each round's median per-call time.
 
 A call is timed inside one tf.function that runs the op n times in a tf.while_loop (n the same for all
-configurations, chosen for ~20 ms per measurement), so the numbers are kernel time plus TensorFlow's
-per-op executor cost, the same for all three, without Python's eager dispatch. Ratios > 1: gradrt faster.
+configurations, chosen for ~20 ms per measurement), less the time of the same call with n = 0 (the cost of
+calling the tf.function, ~1 ms), so the numbers are kernel time plus TensorFlow's per-op executor cost, the
+same for all three, without Python's eager dispatch. Ratios > 1: gradrt faster.
 The gradrt worker reports gradrt_tf.kernel_calls() per case; a case that did not run in gradrt is an error.
 Outputs are compared across configurations (a setup that computes something else is an error).
 """
@@ -135,10 +136,16 @@ def worker(config, threads):
             prepare(req["case"], OVERHEAD_CASE if req["case"] == "overhead" else all_cases[req["case"]])
             loop, value = prepared[req["case"]]
             loop(tf.constant(1))  # trace
-            t0 = time.perf_counter()
-            loop(tf.constant(1))
+            # Seconds per iteration, without the cost of calling the tf.function (a few ms, which
+            # sized n for loop(1) alone and then added itself, divided by that small n, to every
+            # configuration's per-call time).
+            took = {}
+            for k in (1, 11):
+                t0 = time.perf_counter()
+                loop(tf.constant(k)).numpy()
+                took[k] = time.perf_counter() - t0
             flat = value.ravel()
-            reply({"seconds": time.perf_counter() - t0, "checksum": float(np.abs(flat).astype(np.float64).sum()),
+            reply({"seconds": max(took[11] - took[1], 1e-7) / 10, "checksum": float(np.abs(flat).astype(np.float64).sum()),
                    "probe": [float(v) for v in flat[:: max(1, flat.size // 64)]]})
         elif req["cmd"] == "time":
             loop, _ = prepared[req["case"]]
@@ -147,11 +154,17 @@ def worker(config, threads):
             end = time.perf_counter() + req["warm_s"]
             while time.perf_counter() < end:
                 loop(n)
+            zero = tf.constant(0)
             times = []
             for _ in range(req["reps"]):
+                # Less the cost of calling the tf.function itself (~1 ms here, loop(0)): with n sized
+                # for the slowest configuration it was tens of us per iteration for the fast ones.
                 t0 = time.perf_counter()
                 loop(n).numpy()
-                times.append((time.perf_counter() - t0) / req["n"])
+                t1 = time.perf_counter()
+                loop(zero).numpy()
+                t2 = time.perf_counter()
+                times.append(max(0.0, (t1 - t0) - (t2 - t1)) / req["n"])
             calls = (sum(gradrt_tf.kernel_calls().values()) - before) if gradrt_tf else None
             reply({"median": sorted(times)[len(times) // 2], "gradrt_calls": calls})
         elif req["cmd"] == "quit":
@@ -211,7 +224,7 @@ def main():
     ap.add_argument("--batch", default="1,8")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=5, help="timed calls of the loop per round (median)")
-    ap.add_argument("--target-ms", type=float, default=20, help="time of one loop call (sets n)")
+    ap.add_argument("--target-ms", type=float, default=20, help="time of the slowest configuration's n iterations (sets n)")
     ap.add_argument("--warm-ms", type=float, default=50, help="warm-up per case and worker, each round")
     ap.add_argument("--filter", default="")
     ap.add_argument("--configs", default=",".join(CONFIGS))
@@ -256,7 +269,7 @@ def main():
                 for t in thread_list:
                     check_same_outputs(all_cases[i], {c: answers[c, t] for c in configs})
                 slowest = max(a["seconds"] for a in answers.values())
-                n_calls[i] = max(1, min(1000, round(args.target_ms / 1e3 / max(slowest, 1e-6))))
+                n_calls[i] = max(10, min(5000, round(args.target_ms / 1e3 / max(slowest, 1e-6))))
             times = {k: {i: [] for i in selected} for k in workers}
             keys = list(workers)
             for r in range(args.rounds):
