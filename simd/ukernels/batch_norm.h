@@ -165,6 +165,15 @@ inline void stream_store(T* p, const typename Vec<T, Arch>::type& v) {
   Vec<T, Arch>::store(p, v);
 }
 
+// Training dx of channels [c, c + L) of one row: dy*k1 + ((x - mean)*k2 + k3).
+template <class T, class Arch>
+inline typename Vec<T, Arch>::type bn_grad_dx_vec(const T* dyr, const T* xr, const T* mean, const T* k1, const T* k2,
+                                                  const T* k3, int64_t c) {
+  using V = Vec<T, Arch>;
+  auto xc = V::load(xr + c) - V::load(mean + c);
+  return V::fma(V::load(dyr + c), V::load(k1 + c), V::fma(xc, V::load(k2 + c), V::load(k3 + c)));
+}
+
 // The training dx pass over rows [r0, r1), C a multiple of the vector width and dx
 // vector-aligned: NT stores, then a fence so the joining thread sees them.
 template <class T, class Arch>
@@ -176,10 +185,7 @@ GRADRT_SIMD_NOINLINE void bn_grad_dx_stream(int64_t r0, int64_t r1, int64_t C, c
     const T* dyr = dy + r * C;
     const T* xr = x + r * C;
     T* dxr = dx + r * C;
-    for (int64_t c = 0; c < C; c += L) {
-      auto xc = V::load(xr + c) - V::load(mean + c);
-      stream_store<T, Arch>(dxr + c, V::fma(V::load(dyr + c), V::load(k1 + c), V::fma(xc, V::load(k2 + c), V::load(k3 + c))));
-    }
+    for (int64_t c = 0; c < C; c += L) stream_store<T, Arch>(dxr + c, bn_grad_dx_vec<T, Arch>(dyr, xr, mean, k1, k2, k3, c));
   }
 #if defined(GRADRT_BN_STREAM)
   _mm_sfence();
@@ -251,10 +257,7 @@ inline void bn_grad_dx(int64_t r0, int64_t r1, int64_t C, bool training, const T
     T* dxr = dx + r * C;
     int64_t c = 0;
     if (training) {
-      for (; c + L <= C; c += L) {
-        auto xc = V::load(xr + c) - V::load(mean + c);
-        V::store(dxr + c, V::fma(V::load(dyr + c), V::load(k1 + c), V::fma(xc, V::load(k2 + c), V::load(k3 + c))));
-      }
+      for (; c + L <= C; c += L) V::store(dxr + c, bn_grad_dx_vec<T, Arch>(dyr, xr, mean, k1, k2, k3, c));
       for (; c < C; ++c) dxr[c] = dyr[c] * k1[c] + ((xr[c] - mean[c]) * k2[c] + k3[c]);
     } else {
       for (; c + L <= C; c += L) V::store(dxr + c, V::load(dyr + c) * V::load(k1 + c));
