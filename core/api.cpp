@@ -1,6 +1,7 @@
 // The typed C++ calls: each builds the op's Attrs and inputs and goes through run_op,
 // so there is one path (validation included) for every API.
 #include "gradrt/gradrt.h"
+#include "registry.h"
 #include "status_macros.h"
 
 namespace gradrt {
@@ -22,10 +23,9 @@ Attrs conv_attrs(const ConvAttrs& a, bool with_cudnn) {
 Status run_into(std::string_view op, std::initializer_list<TensorView> args, const Attrs& attrs,
                 const RunOptions& options, std::initializer_list<Tensor*> targets) {
   Inputs inputs;
-  for (const OpInfo& info : ops()) {
-    if (info.name != op) continue;
+  if (const OpInfo* info = find_op(op)) {
     size_t i = 0;
-    for (const TensorView& a : args) inputs[info.inputs.at(i++)] = a;
+    for (const TensorView& a : args) inputs[info->inputs.at(i++)] = a;
   }
   Outputs outs;
   GRADRT_RETURN_IF_ERROR(run_op(op, inputs, attrs, &outs, options));

@@ -9,9 +9,9 @@
 
 namespace gradrt {
 
-OpContext::OpContext(std::string_view op, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
+OpContext::OpContext(const OpInfo& info, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
                      Outputs* outputs)
-    : op_(op), inputs_(inputs), attrs_(attrs, std::string(op)), options_(options), outputs_(outputs) {
+    : info_(info), op_(info.name), inputs_(inputs), attrs_(attrs, info.name), options_(options), outputs_(outputs) {
   exec_.threads = options.threads > 0 ? options.threads : default_threads();
   // add_output hands out pointers into this vector: no reallocation may move them.
   outputs_->reserve(8);

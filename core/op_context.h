@@ -20,10 +20,11 @@ namespace gradrt {
 
 class OpContext {
  public:
-  OpContext(std::string_view op, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
+  OpContext(const OpInfo& info, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
             Outputs* outputs);
 
   const std::string& op() const { return op_; }
+  const OpInfo& info() const { return info_; }  // the op's names of inputs and outputs (ops.inc)
   AttrReader& attrs() { return attrs_; }
   Status error(const std::string& message) const { return Status(Code::InvalidArgument, op_ + ": " + message); }
   Status unimplemented(const std::string& message) const { return Status(Code::Unimplemented, op_ + ": " + message); }
@@ -78,6 +79,7 @@ class OpContext {
  private:
   // No kernel: the backend the call resolves to when nothing runs.
   Status choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out);
+  const OpInfo& info_;
   std::string op_;
   const Inputs& inputs_;
   AttrReader attrs_;

@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "op_context.h"
 #include "ops/ops.h"
+#include "registry.h"
 
 namespace gradrt {
 namespace {
@@ -36,7 +37,18 @@ const std::vector<OpEntry>& table() {
   return entries;
 }
 
+const OpEntry* find_entry(std::string_view name) {
+  for (const OpEntry& e : table())
+    if (e.info.name == name) return &e;
+  return nullptr;
+}
+
 }  // namespace
+
+const OpInfo* find_op(std::string_view name) {
+  const OpEntry* e = find_entry(name);
+  return e ? &e->info : nullptr;
+}
 
 const std::vector<OpInfo>& ops() {
   static const std::vector<OpInfo> infos = [] {
@@ -51,16 +63,14 @@ Status run_op(std::string_view op, const Inputs& inputs, const Attrs& attrs, Out
               const RunOptions& options, RunInfo* info) {
   if (!outputs) return Status(Code::InvalidArgument, "run_op: outputs must not be null");
   outputs->clear();
-  const OpEntry* entry = nullptr;
-  for (const OpEntry& e : table())
-    if (e.info.name == op) entry = &e;
+  const OpEntry* entry = find_entry(op);
   if (!entry) return Status(Code::NotFound, "unknown op '" + std::string(op) + "' (gradrt ops lists them)");
   for (const auto& [name, view] : inputs) {
     bool known = false;
     for (const std::string& in : entry->info.inputs) known = known || in == name;
     if (!known) return Status(Code::InvalidArgument, std::string(op) + ": unknown input '" + name + "'");
   }
-  OpContext ctx(op, inputs, attrs, options, outputs);
+  OpContext ctx(entry->info, inputs, attrs, options, outputs);
   Status s;
   try {
     s = entry->fn(ctx);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "registry.h"
+
 namespace test {
 
 using namespace gradrt;
@@ -100,15 +102,12 @@ std::vector<double> values(const Tensor& t) {
 }
 
 Named named(const std::string& op, std::vector<Host> hosts) {
-  for (const gradrt::OpInfo& info : gradrt::ops()) {
-    if (info.name != op) continue;
-    REQUIRE_MESSAGE(info.inputs.size() == hosts.size(), op, " takes ", info.inputs.size(), " inputs");
-    Named out;
-    for (size_t i = 0; i < hosts.size(); ++i) out.emplace_back(info.inputs[i], std::move(hosts[i]));
-    return out;
-  }
-  FAIL("unknown op ", op);
-  return {};
+  const gradrt::OpInfo* info = gradrt::find_op(op);
+  REQUIRE_MESSAGE(info != nullptr, "unknown op ", op);
+  REQUIRE_MESSAGE(info->inputs.size() == hosts.size(), op, " takes ", info->inputs.size(), " inputs");
+  Named out;
+  for (size_t i = 0; i < hosts.size(); ++i) out.emplace_back(info->inputs[i], std::move(hosts[i]));
+  return out;
 }
 
 Result run(const std::string& op, const Named& inputs, const Attrs& attrs, const std::string& backend, int threads) {

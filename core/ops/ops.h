@@ -49,13 +49,11 @@ Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
 // Reads the op's inputs, in its ops.inc order, into `out...` (one pointer per input).
 template <class... Out>
 Status read_inputs(OpContext& ctx, Out... out) {
-  const OpInfo* info = nullptr;
-  for (const OpInfo& o : ops())
-    if (o.name == ctx.op()) info = &o;
-  if (!info || info->inputs.size() != sizeof...(out)) return Status(Code::Internal, ctx.op() + ": input count");
+  const std::vector<std::string>& names = ctx.info().inputs;
+  if (names.size() != sizeof...(out)) return Status(Code::Internal, ctx.op() + ": input count");
   Status s;
   size_t i = 0;
-  ((s.ok() ? (void)(s = ctx.input(info->inputs[i++].c_str(), out)) : void()), ...);
+  ((s.ok() ? (void)(s = ctx.input(names[i++].c_str(), out)) : void()), ...);
   return s;
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gradrt/gradrt.h"
+#include "registry.h"
 
 namespace {
 
@@ -201,8 +202,7 @@ void structured_conv(FuzzedDataProvider& fdp, Program* p) {
   }
   DType sizes_dtype = fdp.ConsumeBool() ? DType::int32 : DType::int64;
   // The op's inputs in its order (ops.inc); a *_sizes input is the shape as a vector.
-  const gradrt::OpInfo& info = *std::find_if(gradrt::ops().begin(), gradrt::ops().end(),
-                                             [&](const gradrt::OpInfo& o) { return o.name == p->op; });
+  const gradrt::OpInfo& info = *gradrt::find_op(p->op);
   for (const std::string& name : info.inputs) {
     if (name == "input_sizes" && k == 0 && !nchw && groups == 1 && fdp.ConsumeBool())
       p->inputs.push_back({name, ivec({h, w}, sizes_dtype)});  // Conv2DBackpropInput's 2-element form
