@@ -61,13 +61,11 @@ def main():
     ap.add_argument("--only", nargs="*", default=[], help="substrings a row name must contain")
     ap.add_argument("--all-kernels", action="store_true", help="also the kernels outside the issue-3 rows")
     a = ap.parse_args()
-    if a.all_kernels:
-        issue3 = cm.cases
-        cm.cases = lambda batch: issue3(batch) + other_kernels(batch)
+    case_list = (lambda batch: cm.cases(batch) + other_kernels(batch)) if a.all_kernels else cm.cases
     workdir = tempfile.mkdtemp(prefix="gradrt-ab-")
     selected = [("%s %s b%d t%d" % (op, label, b, t), args)
                 for t, _, op, label, b, args in cm.cli_rows([int(t) for t in a.threads.split(",")],
-                                                             [int(b) for b in a.batch.split(",")], workdir)
+                                                             [int(b) for b in a.batch.split(",")], workdir, case_list)
                 if all(s in "%s %s b%d t%d" % (op, label, b, t) for s in a.only)]
     base = a.variants[0]
     repeats = [max(50, int(300 / max(median_ms(base, args, 5), 1e-3))) for _, args in selected]

@@ -68,13 +68,14 @@ def cases(batch):
     return out
 
 
-def cli_rows(threads, batches, workdir):
+def cli_rows(threads, batches, workdir, case_list=cases):
     """(threads, group, op, label, batch, args) per row, args the `gradrt` arguments without the
-    binary and --repeat; the inputs are written once as .npy files under workdir."""
+    binary and --repeat; the inputs are written once as .npy files under workdir. case_list(batch)
+    gives the rows' cases (default: the issue-3 shapes, cases())."""
     rows = []
     for t in threads:
         for b in batches:
-            for i, (group, op, label, inputs, attrs) in enumerate(cases(b)):
+            for i, (group, op, label, inputs, attrs) in enumerate(case_list(b)):
                 d = os.path.join(workdir, "b%d_%d" % (b, i))
                 os.makedirs(d, exist_ok=True)
                 args = ["run", op, "--backend", "cpu", "--threads", str(t), "--out", os.path.join(d, "out")]

@@ -152,7 +152,7 @@ bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy,
   }
   constexpr int64_t L = Vec<T, Arch>::width;
   const int64_t C = p.in_c;
-  if (kDwWasm || p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 ||
+  if (kTiles.wasm || p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 ||
       p.dilation_w != 1 || (p.stride_w != 1 && p.stride_w != 2) || C % L != 0 || C == 0)
     return false;
   const int64_t rows = p.batch * p.out_h, nw = 9 * C, cvn = C / L;

@@ -151,7 +151,7 @@ inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
                ? cv
                : 0;
   }
-  if (kDwWasm || (step != 1 && step != 2)) return 0;
+  if (kTiles.wasm || (step != 1 && step != 2)) return 0;
   GroupedRow<T> gr;
   T* acc[9];
   const int64_t cv = grouped_row<T, Arch>(g, src, accp, nj, j_lo, j_hi, src_w, C, &gr, acc);

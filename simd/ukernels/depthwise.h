@@ -20,7 +20,6 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 // value of it live at once: the gather reloads the K weights of one group per block
 // (4 pixels: 6 sources + 3 weights + 4 sums); the filter gradient keeps dwf_interior.
 constexpr int kDwP = kTiles.dw_block_pixels;
-constexpr bool kDwWasm = kTiles.wasm;
 
 // Pins a loaded vector in a register. Without it GCC folds the load back into every
 // multiply-add that uses it (a memory operand per FMA: the reuse these kernels are about is

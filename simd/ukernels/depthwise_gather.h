@@ -146,7 +146,7 @@ GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, 
         sr[r] += P * C;
         B wr[K];  // WASM: this group's weights, reloaded per block (see kDwP)
 #pragma GCC unroll 3
-        for (int k = 0; k < K; ++k) wr[k] = kDwWasm ? V::load(w[r * K + k] + c) : wv[r * K + k];
+        for (int k = 0; k < K; ++k) wr[k] = kTiles.wasm ? V::load(w[r * K + k] + c) : wv[r * K + k];
         // Source pixel q feeds pixel p = q - k through tap k; for a fixed p the taps come
         // in k ascending order, as in the remainder and edge loops.
 #pragma GCC unroll 16
