@@ -48,7 +48,14 @@
   X(fractional_avg_pool, fractional_avg_pool, FracPoolParams, 0.5, false, (const T* x, T* y),      \
     (x, y))                                                                                         \
   X(fractional_avg_pool_grad, fractional_avg_pool_grad, FracPoolParams, 0.5, false,                 \
-    (const T* dy, T* dx), (dy, dx))
+    (const T* dy, T* dx), (dy, dx))                                                                 \
+  /* Pooling (PoolParams): work = window cells visited. MaxPool: TF's CPU max (NaN never wins). */  \
+  X(max_pool, max_pool, PoolParams, 0.3, false, (const T* x, T* y), (x, y))                          \
+  /* MaxPoolGrad: each dy to its window's first maximum in x (TF's CPU argmax, params.h). */        \
+  X(max_pool_grad, max_pool_grad, PoolParams, 0.3, false, (const T* x, const T* dy, T* dx),         \
+    (x, dy, dx))                                                                                    \
+  X(avg_pool, avg_pool, PoolParams, 0.3, false, (const T* x, T* y), (x, y))                          \
+  X(avg_pool_grad, avg_pool_grad, PoolParams, 0.3, false, (const T* dy, T* dx), (dy, dx))
 
 // (a, b, c) -> a, b, c: splices a row's parenthesised arguments into a parameter or call list.
 #define GRADRT_UNPACK(...) __VA_ARGS__

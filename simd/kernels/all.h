@@ -12,6 +12,10 @@
 #include "fractional_avg_pool_grad.h"
 #include "fused_batch_norm.h"
 #include "fused_batch_norm_grad.h"
+#include "avg_pool.h"
+#include "avg_pool_grad.h"
+#include "max_pool.h"
+#include "max_pool_grad.h"
 #include "table.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
