@@ -10,7 +10,7 @@ every variant back to back (order reversed every other round), `gradrt run --rep
 ~300 ms; per variant it prints the median of the round medians and the median and quartiles of the
 per-round ratios to the base. On a shared host whose speed drifts by 10-40% over minutes, only these
 paired ratios separate a 1-2% change from the drift. --all-kernels adds a row for each cpu kernel the
-issue-3 rows do not run (forward ops, batch-norm statistics and inference gradient, fractional pooling).
+issue-3 rows do not run (forward ops, batch-norm statistics and inference gradient, fractional, max and average pooling).
 """
 import argparse, os, statistics, sys, tempfile
 
@@ -42,6 +42,19 @@ def other_kernels(batch):
         ("pool", "FractionalAvgPoolGrad", "56x56x64 1.44",
          {"orig_input_tensor_shape": ([4], "<i8", [batch, 56, 56, 64]), "out_backprop": ([batch, n, n, 64], "<f4", None),
           "row_pooling_sequence": ([n + 1], "<i8", seq), "col_pooling_sequence": ([n + 1], "<i8", seq)}, {}),
+    ] + pool_kernels(batch)
+
+
+def pool_kernels(batch):
+    """MaxPool / AvgPool and their gradients: ResNet's 3x3 s2 SAME stem pool on 112x112x64."""
+    x, y = [batch, 112, 112, 64], [batch, 56, 56, 64]
+    attrs = {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1], "padding": "SAME"}
+    return [
+        ("pool", "MaxPool", "3x3 s2 112x112x64", {"input": (x, "<f4", None)}, attrs),
+        ("pool", "MaxPoolGrad", "3x3 s2 112x112x64",
+         {"orig_input": (x, "<f4", None), "orig_output": (y, "<f4", None), "grad": (y, "<f4", None)}, attrs),
+        ("pool", "AvgPool", "3x3 s2 112x112x64", {"value": (x, "<f4", None)}, attrs),
+        ("pool", "AvgPoolGrad", "3x3 s2 112x112x64", {"orig_input_shape": ([4], "<i4", x), "grad": (y, "<f4", None)}, attrs),
     ]
 
 

@@ -56,7 +56,14 @@
   /* BiasAdd: y[r, c] = x[r, c] + bias[c] over [rows, channels]. */                                \
   X(bias_add, bias_add, BiasParams, 0.05, false, (const T* x, const T* bias, T* y), (x, bias, y))   \
   /* BiasAddGrad: dbias[c] = sum over rows of dy[r, c] (fixed-order partial sums). */              \
-  X(bias_add_grad, bias_add_grad, BiasParams, 0.05, false, (const T* dy, T* dbias), (dy, dbias))
+  X(bias_add_grad, bias_add_grad, BiasParams, 0.05, false, (const T* dy, T* dbias), (dy, dbias))  \
+  /* Pooling (PoolParams): work = window cells visited. MaxPool: TF's CPU max (NaN never wins). */  \
+  X(max_pool, max_pool, PoolParams, 0.3, false, (const T* x, T* y), (x, y))                          \
+  /* MaxPoolGrad: each dy to its window's first maximum in x (TF's CPU argmax, params.h). */        \
+  X(max_pool_grad, max_pool_grad, PoolParams, 0.3, false, (const T* x, const T* dy, T* dx),         \
+    (x, dy, dx))                                                                                    \
+  X(avg_pool, avg_pool, PoolParams, 0.3, false, (const T* x, T* y), (x, y))                          \
+  X(avg_pool_grad, avg_pool_grad, PoolParams, 0.3, false, (const T* dy, T* dx), (dy, dx))
 
 // (a, b, c) -> a, b, c: splices a row's parenthesised arguments into a parameter or call list.
 #define GRADRT_UNPACK(...) __VA_ARGS__

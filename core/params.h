@@ -81,4 +81,45 @@ struct BiasParams {
   int64_t rows = 0, channels = 0;
 };
 
+// Max / average pooling (MaxPool, AvgPool and their gradients), NHWC (core transposes NCHW).
+// Window (oy, ox) covers input rows [oy*stride_h - pad_top, +window_h) and columns
+// [ox*stride_w - pad_left, +window_w); only its cells inside the input take part: padding is
+// never a candidate for the max nor counted in the average (TF's CPU kernels, ops.md).
+// Every window has at least one real cell (core checks pad < window for EXPLICIT; SAME and
+// VALID guarantee it).
+//
+// MaxPoolGrad's argmax (TF's SpatialMaxPoolWithArgMaxHelper): the window's real cells in
+// row-major order; the first is the candidate, a later cell replaces it only when
+// candidate < cell. So ties go to the first, a NaN first cell keeps the gradient, a later NaN
+// never takes it, and orig_output does not decide anything. dx of a cell = 0 + the dy of every
+// window whose argmax it is, added in (oy, ox) order in T (TF's order, so bit-identical).
+struct PoolParams {
+  int64_t batch = 0, in_h = 0, in_w = 0, channels = 0, out_h = 0, out_w = 0;
+  int64_t window_h = 1, window_w = 1, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
+
+  int64_t x_elements() const { return batch * in_h * in_w * channels; }
+  int64_t y_elements() const { return batch * out_h * out_w * channels; }
+  // The real rows [row_begin(oy), row_end(oy)) of output row oy's windows; columns likewise.
+  int64_t row_begin(int64_t oy) const { return max0(oy * stride_h - pad_top); }
+  int64_t row_end(int64_t oy) const { return min_(oy * stride_h - pad_top + window_h, in_h); }
+  int64_t col_begin(int64_t ox) const { return max0(ox * stride_w - pad_left); }
+  int64_t col_end(int64_t ox) const { return min_(ox * stride_w - pad_left + window_w, in_w); }
+  // The output rows whose windows contain input row iy: [out_row_begin(iy), out_row_end(iy)).
+  // oy contains iy when oy*s - pad <= iy < oy*s - pad + k, i.e. (iy + pad - k) / s < oy <= (iy + pad) / s.
+  int64_t out_row_begin(int64_t iy) const { return first_window(iy + pad_top, window_h, stride_h); }
+  int64_t out_row_end(int64_t iy) const { return min_((iy + pad_top) / stride_h + 1, out_h); }
+  int64_t out_col_begin(int64_t ix) const { return first_window(ix + pad_left, window_w, stride_w); }
+  int64_t out_col_end(int64_t ix) const { return min_((ix + pad_left) / stride_w + 1, out_w); }
+  // Index of real cell (iy, ix) among window (oy, ox)'s real cells, row-major: what
+  // MaxPoolGrad's kernels store as the argmax.
+  int64_t cell_index(int64_t oy, int64_t ox, int64_t iy, int64_t ix) const {
+    return (iy - row_begin(oy)) * (col_end(ox) - col_begin(ox)) + (ix - col_begin(ox));
+  }
+
+ private:
+  static int64_t max0(int64_t v) { return v > 0 ? v : 0; }
+  static int64_t min_(int64_t a, int64_t b) { return a < b ? a : b; }
+  static int64_t first_window(int64_t padded, int64_t k, int64_t s) { return padded < k ? 0 : (padded - k) / s + 1; }
+};
+
 }  // namespace gradrt

@@ -8,6 +8,7 @@
 // fast paths, alignment), test_vulkan_backend.cpp (pipeline cache, loader, limits, threads).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -23,6 +24,7 @@ using gradrt::BatchNormParams;
 using gradrt::ConvParams;
 using gradrt::Exec;
 using gradrt::FracPoolParams;
+using gradrt::PoolParams;
 using gradrt::Status;
 using test::ConvKernel;
 using test::random_vec;
@@ -199,6 +201,85 @@ void frac_pool_sweep(int cases, int big, uint32_t seed) {
   });
 }
 
+
+// Max and average pooling, forward and gradient: `cases` random geometries (windows smaller
+// and larger than the stride and than the input, every padding kind: pads < window), channels
+// through every vector tail; half the cases draw x from {0, 1, 2} with NaN and -inf sprinkled
+// in, so that windows tie and MaxPoolGrad's argmax rule decides (its sums are in T, in TF's
+// order, on every backend: the check is exact for max pooling).
+template <class T>
+void pool_sweep(int cases, uint32_t seed) {
+  sweep(cases, seed, [&](std::vector<Variant>& variants, std::mt19937& rng, int c) {
+    PoolParams p;
+    p.batch = rnd(rng, 1, 2);
+    p.in_h = rnd(rng, 1, 11);
+    p.in_w = rnd(rng, 1, 11);
+    p.channels = rnd(rng, 1, 37);
+    p.window_h = rnd(rng, 1, 5);
+    p.window_w = rnd(rng, 1, 5);
+    p.stride_h = rnd(rng, 1, 4);
+    p.stride_w = rnd(rng, 1, 4);
+    // Padding: the same formulas as core's, written again (VALID, SAME, explicit pads < window).
+    auto dim = [&](int64_t in, int64_t k, int64_t s, int64_t* out, int64_t* pad) {
+      switch (rnd(rng, 0, 2)) {
+        case 0: *pad = 0, *out = in >= k ? (in - k) / s + 1 : 0; break;
+        case 1: {
+          *out = (in + s - 1) / s;
+          *pad = std::max<int64_t>((*out - 1) * s + k - in, 0) / 2;
+          break;
+        }
+        default: {
+          const int64_t before = rnd(rng, 0, k - 1), after = rnd(rng, 0, k - 1);
+          *pad = before;
+          *out = in + before + after >= k ? (in + before + after - k) / s + 1 : 0;
+        }
+      }
+    };
+    dim(p.in_h, p.window_h, p.stride_h, &p.out_h, &p.pad_top);
+    dim(p.in_w, p.window_w, p.stride_w, &p.out_w, &p.pad_left);
+    if (p.out_h == 0 || p.out_w == 0) return;
+    auto x = random_vec<T>(rng, p.x_elements());
+    if (c % 2 == 0)
+      for (T& e : x) {
+        const int64_t r = rnd(rng, 0, 40);
+        e = r == 0 ? std::numeric_limits<T>::quiet_NaN() : r == 1 ? -std::numeric_limits<T>::infinity() : T(r % 3);
+      }
+    const auto dy = random_vec<T>(rng, p.y_elements());
+    CAPTURE(p.in_h);
+    CAPTURE(p.in_w);
+    CAPTURE(p.window_h);
+    CAPTURE(p.window_w);
+    CAPTURE(p.stride_h);
+    CAPTURE(p.stride_w);
+    CAPTURE(p.pad_top);
+    CAPTURE(p.pad_left);
+    CAPTURE(p.channels);
+    on_every_variant<T>(
+        variants,
+        [&](gradrt::Backend* b, int threads, std::vector<std::vector<T>>* out) {
+          const Exec e{threads};
+          out->assign(4, {});
+          (*out)[0].assign(p.y_elements(), T(-7));
+          (*out)[1].assign(p.x_elements(), T(-5));
+          (*out)[2].assign(p.y_elements(), T(-7));
+          (*out)[3].assign(p.x_elements(), T(-5));
+          Status s = b->max_pool(e, p, x.data(), (*out)[0].data());
+          if (s.ok()) s = b->max_pool_grad(e, p, x.data(), dy.data(), (*out)[1].data());
+          if (s.ok()) s = b->avg_pool(e, p, x.data(), (*out)[2].data());
+          if (s.ok()) s = b->avg_pool_grad(e, p, dy.data(), (*out)[3].data());
+          return s;
+        },
+        [&](const Variant& v, const auto& got, const auto& want) {
+          CHECK_MESSAGE(test::same_bits(got[0], want[0]), v.name << ": max_pool differs from the reference");
+          CHECK_MESSAGE(test::same_bits(got[1], want[1]), v.name << ": max_pool_grad differs from the reference");
+          if (c % 2 == 0) return;  // NaN and -inf in x: the averages are NaN / -inf on every backend
+          const double cells = double(p.window_h * p.window_w);
+          check(v, got[2], want[2], {{cells, 1}, {cells, 1}}, "avg_pool");
+          check(v, got[3], want[3], {{cells, 1}, {cells, 1}}, "avg_pool_grad");
+        });
+  });
+}
+
 }  // namespace
 
 TEST_CASE("backends: FusedBatchNorm and FusedBatchNormGrad vs reference") {
@@ -315,4 +396,29 @@ TEST_CASE("backends: Relu, Relu6 and their gradients vs reference") {
 TEST_CASE("backends: BiasAdd and BiasAddGrad vs reference") {
   bias_sweep<float>(40, 51);
   bias_sweep<double>(12, 52);
+}
+
+TEST_CASE("backends: MaxPool, MaxPoolGrad, AvgPool and AvgPoolGrad vs reference") {
+  pool_sweep<float>(80, 41);
+  pool_sweep<double>(30, 42);
+}
+
+TEST_CASE("backends: MaxPoolGrad over a window of more than 2^24 cells (cpu: the exact path)") {
+  // float cannot index such a window's cells exactly, so the cpu backend runs the reference loops.
+  // x is 0 but for two 1s, at (0, 1) and at the last cell: the first of the tie takes dy.
+  PoolParams p;
+  p.batch = 1, p.in_h = 4100, p.in_w = 4100, p.channels = 1, p.out_h = 1, p.out_w = 1;
+  p.window_h = 4100, p.window_w = 4100;
+  std::vector<float> x(static_cast<size_t>(p.x_elements()), 0.0f), dy = {5.0f};
+  x[1] = 1.0f;
+  x[x.size() - 1] = 1.0f;
+  for (const Variant& v : test::variants()) {
+    if (v.gpu) continue;  // the int32 sizes of the shaders are checked by the hostile cases
+    test::IsaGuard guard;
+    gradrt::simd::set_cpu_isa(v.isa);
+    std::vector<float> dx(x.size(), -1.0f);
+    REQUIRE(v.backend->max_pool_grad(Exec{2}, p, x.data(), dy.data(), dx.data()).ok());
+    CHECK(dx[1] == 5.0f);
+    CHECK(std::count(dx.begin(), dx.end(), 0.0f) == static_cast<long>(dx.size() - 1));
+  }
 }

@@ -1,7 +1,9 @@
 // Gradient checks in float64 on every backend: the adjoint identity
 // <conv(x, w), dy> = <x, dx> = <w, dw> for the linear ops, and central finite
-// differences through the forward ops for batch norm, fractional pooling, the relu family and BiasAdd.
+// differences through the forward ops for batch norm, fractional pooling, the relu family, BiasAdd and pooling.
+#include <algorithm>
 #include <functional>
+#include <numeric>
 
 #include "cases.h"
 #include "coverage.h"
@@ -10,6 +12,7 @@
 GRADRT_TEST_COVERS("gradcheck", GRADRT_TEST_CONV_FAMILY, "FusedBatchNorm", "FusedBatchNormGrad", "FractionalAvgPool",
                    "FractionalAvgPoolGrad");
 GRADRT_TEST_COVERS("gradcheck", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "BiasAdd", "BiasAddGrad");
+GRADRT_TEST_COVERS("gradcheck", "MaxPool", "MaxPoolGrad", "AvgPool", "AvgPoolGrad");
 
 using namespace gradrt;
 using test::Host;
@@ -215,6 +218,78 @@ TEST_CASE("gradcheck: BiasAddGrad against finite differences of BiasAdd") {
         test::check_close(g.vals(), db, 1e-6, 1e-6, "BiasAddGrad");
       }
     }
+}
+
+// Pool attributes for the gradient checks: SAME or VALID (windows larger than the stride and,
+// with SAME, than the input), NHWC or NCHW.
+Attrs pool_attrs(std::mt19937& rng, int i) {
+  const bool nchw = i % 4 == 3;
+  const int64_t kh = test::uniform(rng, 1, 4), kw = test::uniform(rng, 1, 4), sh = test::uniform(rng, 1, 3),
+                sw = test::uniform(rng, 1, 3);
+  auto order = [&](int64_t h, int64_t w) { return nchw ? std::vector<int64_t>{1, 1, h, w} : std::vector<int64_t>{1, h, w, 1}; };
+  return {{"ksize", AttrValue(order(kh, kw))}, {"strides", AttrValue(order(sh, sw))},
+          {"padding", AttrValue(i % 2 ? "SAME" : "VALID")}, {"data_format", AttrValue(nchw ? "NCHW" : "NHWC")}};
+}
+
+TEST_CASE("gradcheck: AvgPoolGrad is the adjoint of AvgPool") {
+  std::mt19937 rng(12);
+  for (int i = 0; i < 24; ++i) {
+    const Attrs a = pool_attrs(rng, i);
+    Host value = test::random(DType::float64, {2, test::uniform(rng, 1, 7), test::uniform(rng, 1, 7), 3}, rng);
+    for (const std::string& backend : test::backends()) {
+      if (backend == "vulkan") continue;  // float32 only there; covered by the sweep
+      CAPTURE(backend);
+      CAPTURE(i);
+      test::Result y = test::run("AvgPool", {{"value", value}}, a, backend);
+      if (!y.status.ok()) break;  // VALID with a window larger than the input
+      Host dy = test::random(DType::float64, y.out().shape(), rng);
+      test::Result dx = test::run("AvgPoolGrad", {{"orig_input_shape", test::ints(value.shape)}, {"grad", dy}}, a, backend);
+      REQUIRE_MESSAGE(dx.status.ok(), dx.status.to_string());
+      test::ran("gradcheck", "AvgPool");
+      test::ran("gradcheck", "AvgPoolGrad");
+      const double lhs = dot(y.vals(), dy.values()), rhs = dot(value.values(), dx.vals());
+      CHECK(std::fabs(lhs - rhs) <= 1e-10 * (1 + std::fabs(lhs)));
+    }
+  }
+}
+
+TEST_CASE("gradcheck: MaxPoolGrad against finite differences of MaxPool (distinct values: a stable argmax)") {
+  std::mt19937 rng(13);
+  for (int i = 0; i < 16; ++i) {
+    const Attrs a = pool_attrs(rng, i);
+    const std::vector<int64_t> shape = {1, test::uniform(rng, 1, 6), test::uniform(rng, 1, 6), 2};
+    // A permutation of 0, 0.1, 0.2, ...: every gap 0.1, far above the step h.
+    std::vector<double> v(static_cast<size_t>(shape[1] * shape[2] * shape[3]));
+    std::iota(v.begin(), v.end(), 0.0);
+    std::shuffle(v.begin(), v.end(), rng);
+    for (double& e : v) e *= 0.1;
+    Host x = test::make(DType::float64, shape, v);
+    for (const std::string& backend : test::backends()) {
+      if (backend == "vulkan") continue;
+      CAPTURE(backend);
+      CAPTURE(i);
+      test::Result y = test::run("MaxPool", {{"input", x}}, a, backend);
+      if (!y.status.ok()) break;
+      Host dy = test::random(DType::float64, y.out().shape(), rng);
+      Host yh = test::make(DType::float64, y.out().shape(), y.vals());
+      test::Result g = test::run("MaxPoolGrad", {{"orig_input", x}, {"orig_output", yh}, {"grad", dy}}, a, backend);
+      REQUIRE_MESSAGE(g.status.ok(), g.status.to_string());
+      test::ran("gradcheck", "MaxPool");
+      test::ran("gradcheck", "MaxPoolGrad");
+      // d<MaxPool(x), dy>/dx_j by central differences.
+      const double h = 1e-3;
+      std::vector<double> numeric(v.size());
+      for (size_t j = 0; j < v.size(); ++j) {
+        std::vector<double> vp = v, vm = v;
+        vp[j] += h;
+        vm[j] -= h;
+        test::Result yp = test::run("MaxPool", {{"input", test::make(DType::float64, shape, vp)}}, a, backend);
+        test::Result ym = test::run("MaxPool", {{"input", test::make(DType::float64, shape, vm)}}, a, backend);
+        numeric[j] = (dot(yp.vals(), dy.values()) - dot(ym.vals(), dy.values())) / (2 * h);
+      }
+      test::check_close(g.vals(), numeric, 1e-8, 1e-9, "MaxPoolGrad");
+    }
+  }
 }
 
 TEST_CASE("gradcheck: every op declared for the coverage test ran") { test::check_declared_ran("gradcheck"); }

@@ -8,6 +8,7 @@
 GRADRT_TEST_COVERS("sweep", GRADRT_TEST_CONV_FAMILY, "FusedBatchNormV3", "FusedBatchNormGradV3", "FractionalAvgPool",
                    "FractionalAvgPoolGrad");
 GRADRT_TEST_COVERS("sweep", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "BiasAdd", "BiasAddGrad");
+GRADRT_TEST_COVERS("sweep", "MaxPool", "MaxPoolGrad", "AvgPool", "AvgPoolGrad");
 
 using namespace gradrt;
 using test::ConvConfig;
@@ -221,6 +222,71 @@ TEST_CASE("sweep: BiasAdd and BiasAddGrad, every backend against the reference; 
     REQUIRE(cl.status.ok());
     test::check_close(cf.vals(), cl.vals(), dtype == DType::float64 ? 1e-12 : 1e-2, 1e-6, what);
   }
+}
+
+TEST_CASE("sweep: MaxPool, AvgPool and their gradients, every backend against the reference, NCHW = NHWC") {
+  std::mt19937 rng(20);
+  int run_cases = 0;
+  for (int i = 0; i < 48; ++i) {
+    const DType dtype = kDtypes[i % 4];
+    const bool nchw = i % 3 == 0, explicit_pads = i % 5 == 4;
+    const int64_t N = test::uniform(rng, 1, 2), H = test::uniform(rng, 1, 9), W = test::uniform(rng, 1, 9),
+                  C = test::uniform(rng, 1, 21);
+    const int64_t kh = test::uniform(rng, 1, 4), kw = test::uniform(rng, 1, 4);
+    const int64_t sh = test::uniform(rng, 1, 3), sw = test::uniform(rng, 1, 3);
+    const int64_t t = test::uniform(rng, 0, kh - 1), b = test::uniform(rng, 0, kh - 1);
+    const int64_t l = test::uniform(rng, 0, kw - 1), r = test::uniform(rng, 0, kw - 1);
+    auto order = [](bool cf, int64_t n, int64_t h, int64_t w, int64_t c) {
+      return cf ? std::vector<int64_t>{n, c, h, w} : std::vector<int64_t>{n, h, w, c};
+    };
+    // The attributes in either layout; EXPLICIT (pads < window) only for the max pools.
+    auto attrs = [&](bool cf, bool max) {
+      Attrs a = {{"ksize", AttrValue(order(cf, 1, kh, kw, 1))}, {"strides", AttrValue(order(cf, 1, sh, sw, 1))},
+                 {"padding", AttrValue(i % 2 ? "SAME" : "VALID")}, {"data_format", AttrValue(cf ? "NCHW" : "NHWC")}};
+      if (max && explicit_pads) {
+        a["padding"] = AttrValue("EXPLICIT");
+        a["explicit_paddings"] = AttrValue(cf ? std::vector<int64_t>{0, 0, 0, 0, t, b, l, r}
+                                              : std::vector<int64_t>{0, 0, t, b, l, r, 0, 0});
+      }
+      return a;
+    };
+    const std::string what = std::string(nchw ? "NCHW " : "NHWC ") + dtype_name(dtype) + " case " + std::to_string(i);
+    // Half the cases draw from {0, 1, 2}: ties decide MaxPoolGrad's argmax.
+    std::vector<double> ties(static_cast<size_t>(N * H * W * C));
+    for (double& e : ties) e = double(test::uniform(rng, 0, 2));
+    Host x = i % 2 ? test::random(dtype, order(nchw, N, H, W, C), rng) : test::make(dtype, order(nchw, N, H, W, C), ties);
+    for (const bool max : {true, false}) {
+      const char* fwd = max ? "MaxPool" : "AvgPool";
+      const char* in_name = max ? "input" : "value";
+      const Attrs a = attrs(nchw, max);
+      test::Result y = test::run(fwd, {{in_name, x}}, a);
+      if (!y.status.ok()) continue;  // an output size < 0 (VALID, window > input)
+      ++run_cases;
+      Host dy = test::random(dtype, y.out().shape(), rng);
+      Host yh = test::make(dtype, y.out().shape(), y.vals());
+      auto grad = [&](const Attrs& at, const Host& xx, const Host& yy, const Host& gg, const std::string& backend) {
+        return max ? test::run("MaxPoolGrad", {{"orig_input", xx}, {"orig_output", yy}, {"grad", gg}}, at, backend)
+                   : test::run("AvgPoolGrad", {{"orig_input_shape", test::ints(xx.shape)}, {"grad", gg}}, at, backend);
+      };
+      agree(fwd, {{in_name, x}}, a, dtype, what);
+      if (max) agree("MaxPoolGrad", {{"orig_input", x}, {"orig_output", yh}, {"grad", dy}}, a, dtype, what);
+      else agree("AvgPoolGrad", {{"orig_input_shape", test::ints(x.shape)}, {"grad", dy}}, a, dtype, what);
+      if (!nchw || dtype != DType::float64) continue;
+      // The same op in NHWC on the reference: the transposes around the kernel are right.
+      auto nhwc = [](const Host& h) {
+        return test::make(h.dtype, {h.shape[0], h.shape[2], h.shape[3], h.shape[1]}, test::nchw_to_nhwc(h.values(), h.shape));
+      };
+      const Attrs a2 = attrs(false, max);
+      test::Result y2 = test::run(fwd, {{in_name, nhwc(x)}}, a2);
+      REQUIRE_MESSAGE(y2.status.ok(), what << ": " << y2.status.to_string());
+      test::check_close(test::nchw_to_nhwc(y.vals(), y.out().shape()), y2.vals(), 1e-12, 1e-12, what);
+      test::Result g = grad(a, x, yh, dy, "reference"), g2 = grad(a2, nhwc(x), nhwc(yh), nhwc(dy), "reference");
+      REQUIRE(g.status.ok());
+      REQUIRE_MESSAGE(g2.status.ok(), what << ": " << g2.status.to_string());
+      test::check_close(test::nchw_to_nhwc(g.vals(), g.out().shape()), g2.vals(), 1e-12, 1e-12, what);
+    }
+  }
+  CHECK(run_cases > 60);
 }
 
 TEST_CASE("sweep: every op declared for the coverage test ran") { test::check_declared_ran("sweep"); }

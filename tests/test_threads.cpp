@@ -153,6 +153,13 @@ std::vector<Case> cases() {
       {test::random(F, {4, 40, 40, 24}, rng, -1, 7), test::random(F, {4, 40, 40, 24}, rng, -1, 7)}, {});
   add("bias_add_grad_nchw", "BiasAddGrad", {test::random(F, {8, 24, 20, 20}, rng)},
       {{"data_format", AttrValue("NCHW")}});
+  add("max_pool_grad_overlapping", "MaxPoolGrad",
+      {test::random(F, {2, 9, 9, 5}, rng), test::random(F, {2, 5, 5, 5}, rng), test::random(F, {2, 5, 5, 5}, rng)},
+      {{"ksize", il({1, 3, 3, 1})}, {"strides", il({1, 2, 2, 1})}, {"padding", AttrValue("SAME")}});
+  add("avg_pool_grad_nchw", "AvgPoolGrad",
+      {ints({2, 5, 9, 9}), test::random(F, {2, 5, 5, 5}, rng)},
+      {{"ksize", il({1, 1, 3, 3})}, {"strides", il({1, 1, 2, 2})}, {"padding", AttrValue("SAME")},
+       {"data_format", AttrValue("NCHW")}});
   // An error case mixed in: the same status every time, never a stale output.
   add("error_case", "Conv2DBackpropInput",
       {ints({1, 8, 8, 3}), test::random(F, {3, 3, 3, 4}, rng), test::random(F, {1, 7, 8, 4}, rng)},

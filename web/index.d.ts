@@ -151,6 +151,10 @@ export interface Runtime {
   fusedBatchNormV2(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike, variance: TensorLike, attrs?: Attrs, options?: RunOptions): Outputs;
   fusedBatchNormV3(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike, variance: TensorLike, attrs?: Attrs, options?: RunOptions): Outputs;
   fractionalAvgPool(value: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor; row_pooling_sequence: Tensor<'int64'>; col_pooling_sequence: Tensor<'int64'> };
+  maxPoolGrad(orig_input: TensorLike, orig_output: TensorLike, grad: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  avgPoolGrad(orig_input_shape: TensorLike, grad: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  maxPool(input: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
+  avgPool(value: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };
   relu(features: TensorLike, attrs?: Attrs, options?: RunOptions): { activations: Tensor };
   relu6(features: TensorLike, attrs?: Attrs, options?: RunOptions): { activations: Tensor };
   reluGrad(gradients: TensorLike, features: TensorLike, attrs?: Attrs, options?: RunOptions): { backprops: Tensor };

@@ -17,6 +17,10 @@
 #include "bias_add_grad.h"
 #include "relu.h"
 #include "relu_grad.h"
+#include "avg_pool.h"
+#include "avg_pool_grad.h"
+#include "max_pool.h"
+#include "max_pool_grad.h"
 #include "table.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {

@@ -49,6 +49,14 @@ inline void par_guided(const Exec& exec, int64_t n, int64_t min_grain, F&& f) {
                   [](void* ctx, int64_t b, int64_t e) { (*static_cast<Fn*>(ctx))(b, e); });
 }
 
+// f(i) for each i in [0, n), in par_guided's chunks: rows whose results do not depend on the cut.
+template <class F>
+inline void par_each(const Exec& exec, int64_t n, F&& f) {
+  par_guided(exec, n, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) f(i);
+  });
+}
+
 // Grain for loops whose results do not depend on the chunking (each output written by one
 // chunk, no cross-chunk sums): a few chunks per thread for load balance.
 inline int64_t balance_grain(const Exec& exec, int64_t n, int64_t chunks_per_thread = 4) {

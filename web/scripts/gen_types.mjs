@@ -19,6 +19,7 @@ const REQUIRED_ATTRS = new Set([
   'conv2d', 'conv2d_backprop_input', 'conv2d_backprop_filter',
   'depthwise_conv2d_native', 'depthwise_conv2d_native_backprop_input', 'depthwise_conv2d_native_backprop_filter',
   'fractional_avg_pool',
+  'max_pool', 'max_pool_grad', 'avg_pool', 'avg_pool_grad',
 ]);
 // Helpers typed as returning the generic Outputs since the first release (kept: narrowing them
 // would break code that indexes the result by a string).

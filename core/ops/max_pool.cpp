@@ -1,0 +1,40 @@
+// MaxPool (TF's CPU kernel, NHWC; NCHW through transposes): y = the max of each window's real
+// cells, starting from the dtype's lowest value and keeping y unless y < x, so NaN never wins
+// and a window of only NaN / -inf gives the dtype's lowest() (what TF 2.21's CPU kernel returns).
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "pool_common.h"
+
+namespace gradrt {
+
+namespace {
+
+// TF starts each max at its dtype's lowest value; the kernels start at float's or double's, which a
+// half type (or T=bfloat16 rounding) turns into -inf. No window yields -inf otherwise (lowest() is
+// never replaced by -inf), so every -inf is a window of only NaN / -inf: it gets the dtype's lowest.
+void to_dtype_lowest(Tensor* y) {
+  auto replace = [&](auto neg_inf, auto lowest) {
+    auto* v = static_cast<decltype(neg_inf)*>(y->data());
+    for (int64_t i = 0; i < y->num_elements(); ++i)
+      if (std::memcmp(&v[i], &neg_inf, sizeof(neg_inf)) == 0) v[i] = lowest;
+  };
+  switch (y->dtype()) {
+    case DType::float16: return replace(uint16_t{0xFC00}, uint16_t{0xFBFF});
+    case DType::bfloat16: return replace(uint16_t{0xFF80}, uint16_t{0xFF7F});
+    case DType::float32: return replace(-std::numeric_limits<float>::infinity(), bfloat16_to_float(0xFF7F));  // T=bfloat16
+    default: return;
+  }
+}
+
+}  // namespace
+
+Status run_max_pool(OpContext& ctx) {
+  Tensor* y = nullptr;
+  GRADRT_RETURN_IF_ERROR(run_pool_forward(ctx, Kernel::max_pool, &y));
+  to_dtype_lowest(y);
+  return Status::OK();
+}
+
+}  // namespace gradrt

@@ -1,0 +1,52 @@
+// AvgPool(Grad) micro-kernels over the real cells of each window (params.h PoolParams),
+// channels in the lanes (ukernels/pool.h). In T, in TF's CPU order:
+// the forward sums a window row-major and divides by the count; the gradient adds
+// dy * T(1 / count) of each window containing the cell in (oy, ox) order. Every buffer an argument.
+#pragma once
+
+#include "pool.h"
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+inline int64_t avg_pool_count(const PoolParams& p, int64_t oy, int64_t ox) {
+  return (p.row_end(oy) - p.row_begin(oy)) * (p.col_end(ox) - p.col_begin(ox));
+}
+
+template <class V, class T>
+inline void avg_pool_window(const PoolParams& p, const T* x_img, int64_t oy, int64_t ox, int64_t c, T* out) {
+  const int64_t C = p.channels;
+  auto s = V::zero();
+  for (int64_t iy = p.row_begin(oy); iy < p.row_end(oy); ++iy)
+    for (int64_t ix = p.col_begin(ox); ix < p.col_end(ox); ++ix) s = s + V::load(x_img + (iy * p.in_w + ix) * C + c);
+  V::store(out, s / V::set1(T(avg_pool_count(p, oy, ox))));
+}
+
+// Output row q = (n, oy).
+template <class T, class Arch>
+GRADRT_SIMD_NOINLINE void avg_pool_row(const PoolParams& p, int64_t q, const T* x, T* y) {
+  pool_row<T, Arch>(q, p.out_h, p.out_w, p.channels, y, [&](auto v, int64_t n, int64_t oy, int64_t ox, int64_t c, T* o) {
+    avg_pool_window<decltype(v)>(p, x + n * p.in_h * p.in_w * p.channels, oy, ox, c, o);
+  });
+}
+
+template <class V, class T>
+inline void avg_pool_grad_cell(const PoolParams& p, const T* dy_img, int64_t iy, int64_t ix, int64_t c, T* out) {
+  const int64_t C = p.channels;
+  auto acc = V::zero();
+  for (int64_t oy = p.out_row_begin(iy); oy < p.out_row_end(iy); ++oy)
+    for (int64_t ox = p.out_col_begin(ix); ox < p.out_col_end(ix); ++ox) {
+      const T scale = T(1.0 / double(avg_pool_count(p, oy, ox)));
+      acc = acc + V::load(dy_img + (oy * p.out_w + ox) * C + c) * V::set1(scale);
+    }
+  V::store(out, acc);
+}
+
+// dx row q = (n, iy).
+template <class T, class Arch>
+GRADRT_SIMD_NOINLINE void avg_pool_grad_row(const PoolParams& p, int64_t q, const T* dy, T* dx) {
+  pool_row<T, Arch>(q, p.in_h, p.in_w, p.channels, dx, [&](auto v, int64_t n, int64_t iy, int64_t ix, int64_t c, T* o) {
+    avg_pool_grad_cell<decltype(v)>(p, dy + n * p.out_h * p.out_w * p.channels, iy, ix, c, o);
+  });
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS
