@@ -269,6 +269,15 @@ def run_tf(net, data, steps, dtype):
     return out
 
 
+def make_unsupported(spec, out_dir):
+    """No training data: only prepare's refusal is tested."""
+    save(build("unsupported", spec, tf.float32, 0), out_dir / "unsupported_saved")
+    model = convert(out_dir / "unsupported_saved")
+    (out_dir / "unsupported.tflite").write_bytes(model)
+    np.savez(out_dir / "unsupported.npz")
+    (out_dir / "unsupported.json").write_text(json.dumps({"custom_ops": custom_ops(model)}, indent=1))
+
+
 def make(name, spec, out_dir, steps, seed=0):
     saved = out_dir / f"{name}_saved"
     save(build(name, spec, tf.float32, seed), saved)
@@ -291,6 +300,35 @@ def make(name, spec, out_dir, steps, seed=0):
     return meta
 
 
+class BadInput(tf.Module):
+    """`pool_grad(out_backprop, rows, cols)`: FractionalAvgPoolGrad with the pooling sequences as
+    signature inputs, so a test can hand gradrt's kernel a bad sequence at run time."""
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 2, 2, 1], tf.float32, name="out_backprop"),
+                                  tf.TensorSpec([3], tf.int64, name="rows"), tf.TensorSpec([3], tf.int64, name="cols")])
+    def pool_grad(self, out_backprop, rows, cols):
+        return {"output": tf.raw_ops.FractionalAvgPoolGrad(
+            orig_input_tensor_shape=tf.constant([1, 4, 4, 1], tf.int64), out_backprop=out_backprop,
+            row_pooling_sequence=rows, col_pooling_sequence=cols)}
+
+
+def make_bad_input(out_dir):
+    saved = out_dir / "bad_input_saved"
+    m = BadInput()
+    tf.saved_model.save(m, str(saved), signatures={"pool_grad": m.pool_grad.get_concrete_function()})
+    c = tf.lite.TFLiteConverter.from_saved_model(str(saved), signature_keys=["pool_grad"])
+    c.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS, tf.lite.OpsSet.SELECT_TF_OPS]
+    c.allow_custom_ops = True
+    model = c.convert()
+    (out_dir / "bad_input.tflite").write_bytes(model)
+    dy = np.arange(1, 5, dtype=np.float32).reshape(1, 2, 2, 1)
+    seq = np.array([0, 2, 4], np.int64)
+    good = tf.raw_ops.FractionalAvgPoolGrad(orig_input_tensor_shape=[1, 4, 4, 1], out_backprop=dy,
+                                            row_pooling_sequence=seq, col_pooling_sequence=seq).numpy()
+    np.savez(out_dir / "bad_input.npz", out_backprop=dy, good_seq=seq, good_output=good)
+    (out_dir / "bad_input.json").write_text(json.dumps({"custom_ops": custom_ops(model)}, indent=1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -303,7 +341,10 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     stamp = hashlib.sha256(Path(__file__).read_bytes() + f"{a.steps} {a.batch} {a.hw}".encode()).hexdigest()
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    for name, spec in zoo(a.batch, a.hw).items():
+    makers = {name: (lambda n=name, s=spec: make(n, s, out, a.steps)) for name, spec in zoo(a.batch, a.hw).items()}
+    makers["unsupported"] = lambda: make_unsupported(zoo(a.batch, a.hw)["unsupported"], out)
+    makers["bad_input"] = lambda: make_bad_input(out)
+    for name, maker in makers.items():
         if a.only and name not in a.only.split(","):
             continue
         files = [out / f"{name}.{e}" for e in ("tflite", "npz", "json")]
@@ -311,15 +352,7 @@ def main():
         if all(f.exists() for f in files) and stamp_file.exists() and stamp_file.read_text() == stamp:
             print(f"{name}: cached", flush=True)
             continue
-        if name == "unsupported":  # no training data needed: only prepare's refusal is tested
-            saved = out / f"{name}_saved"
-            save(build(name, spec, tf.float32, 0), saved)
-            model = convert(saved)
-            files[0].write_bytes(model)
-            np.savez(files[1])
-            files[2].write_text(json.dumps({"custom_ops": custom_ops(model)}, indent=1))
-        else:
-            make(name, spec, out, a.steps)
+        maker()
         stamp_file.write_text(stamp)
         print(f"{name}: {json.loads(files[2].read_text())['custom_ops']}", flush=True)
 
