@@ -9,6 +9,7 @@ tensor, within 1e-5. TF's own float32 run of these models is within 1e-6 of its 
 summation order and no more.
 """
 import json
+import subprocess
 import os
 import sys
 from pathlib import Path
@@ -118,3 +119,57 @@ def test_python_side_errors():
     with pytest.raises(gradrt_litert.GradrtError) as e:
         gradrt_litert.prepare(b"not a tflite model")
     assert e.value.code == "InvalidArgument"
+
+
+# ---- litert/examples/train_on_device.c: x86-64 here, aarch64 under qemu (tests/run_all.sh litert)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def example_x86_64(tmp):
+    """Compiled here against the installed package's libgradrt_litert.so, as a user would."""
+    libdir = Path(gradrt_litert.__file__).parent
+    exe = tmp / "train_on_device"
+    subprocess.run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", str(ROOT / "litert/examples/train_on_device.c"),
+                    "-I", str(ROOT / "litert/include"), "-L", str(libdir), "-lgradrt_litert",
+                    f"-Wl,-rpath,{libdir}", "-o", str(exe)], check=True)
+    return [str(exe)], gradrt_litert.litert_library()
+
+
+def example_aarch64(tmp):
+    """Built by litert/tests/build_aarch64.sh into GRADRT_LITERT_AARCH64_DIR, run under qemu."""
+    d = os.environ.get("GRADRT_LITERT_AARCH64_DIR")
+    if not d:
+        if os.environ.get("GRADRT_LITERT_REQUIRE_AARCH64"):
+            pytest.fail("GRADRT_LITERT_AARCH64_DIR is not set (litert/tests/build_aarch64.sh)")
+        pytest.skip("GRADRT_LITERT_AARCH64_DIR not set: run litert/tests/build_aarch64.sh")
+    d = Path(d).resolve()
+    return ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(d / "train_on_device")], str(d / "libLiteRt.so")
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_example_trains_like_tf(arch, tmp_path):
+    """The C example prepares TF's converter output on the device, trains 10 steps from .npy files and
+    writes the variables: losses and variables as TF's own training (the same bound as above)."""
+    tflite, ref, meta = load("mix")
+    cmd, litert_so = (example_x86_64 if arch == "x86_64" else example_aarch64)(tmp_path)
+    data, out = tmp_path / "data", tmp_path / "out"
+    data.mkdir()
+    out.mkdir()
+    steps = meta["steps"]
+    for i in range(steps):
+        np.save(data / f"x_{i}.npy", ref[f"x_{i}"])
+        np.save(data / f"y_{i}.npy", ref[f"y_{i}"])
+    model = tmp_path / "mix.tflite"
+    model.write_bytes(tflite)  # not prepared: the example prepares it
+    r = subprocess.run([*cmd, str(model), str(data), str(steps), str(out), litert_so], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    losses = [float(line.split()[3]) for line in r.stdout.splitlines() if line.startswith("step ")]
+    assert len(losses) == steps, r.stdout
+    for i, loss in enumerate(losses):
+        assert_close(np.float32(loss), ref[f"loss_{i}"], f"{arch} example step {i} loss")
+    last = [k for k in ref.files if k.startswith(f"w{steps - 1}/")]
+    assert last and len(list(out.glob("*.npy"))) == len(last)
+    for key in last:
+        assert_close(np.load(out / (key.split("/", 1)[1] + ".npy")), ref[key], f"{arch} example {key}")
