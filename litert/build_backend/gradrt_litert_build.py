@@ -1,8 +1,9 @@
 """An in-tree PEP 517 build backend for gradrt_litert (no third-party build dependency).
 
 The wheel holds the pure-Python ctypes package `gradrt_litert` and `libgradrt_litert.so`, which
-CMake builds from the gradrt checkout this folder sits in (the parent of litert/): Release,
-position-independent, cpu backend only, no Vulkan, tests or CLI. The library needs neither
+CMake builds from the gradrt checkout this folder sits in (the parent of litert/): the top-level
+project with -DGRADRT_LITERT=ON (position-independent, cpu backend only, no Vulkan), Release, no
+tests or CLI. The library needs neither
 TensorFlow nor LiteRT headers; it opens libLiteRt.so at run time. So unlike tf/'s backend this one
 does not look at the installed packages at all, and the wheel is tagged py3-none-<platform> (ctypes:
 no CPython ABI). Build folder: <repo>/build-litert/lib, or GRADRT_LITERT_BUILD_DIR; JOBS sets the
@@ -49,19 +50,19 @@ def _sh(cmd):
 
 def build_library():
     """CMake-builds libgradrt_litert.so and returns its path."""
-    src = PKG_DIR if (PKG_DIR / "CMakeLists.txt").exists() else None
-    if src is None or not (ROOT / "core" / "include" / "gradrt" / "gradrt.h").exists():
+    if not (PKG_DIR / "CMakeLists.txt").exists() or not (ROOT / "core" / "include" / "gradrt" / "gradrt.h").exists():
         raise RuntimeError(f"gradrt sources with litert/CMakeLists.txt not found at {ROOT}: build litert/ "
                            f"in place, from a gradrt checkout (pip >= 21.3 builds in place)")
     build = Path(os.environ.get("GRADRT_LITERT_BUILD_DIR", ROOT / "build-litert" / "lib"))
-    args = ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_POSITION_INDEPENDENT_CODE=ON"]
+    # the top-level project with GRADRT_LITERT=ON (PIC, hidden visibility, no Vulkan: litert/CMakeLists.txt)
+    args = ["-DCMAKE_BUILD_TYPE=Release", "-DGRADRT_LITERT=ON", "-DGRADRT_TESTS=OFF", "-DGRADRT_CLI=OFF"]
     if shutil.which("ninja"):
         args += ["-G", "Ninja"]
     if shutil.which("ccache"):
         args.append(f"-DCMAKE_CXX_COMPILER_LAUNCHER={shutil.which('ccache')}")
     if os.environ.get("CMAKE_TOOLCHAIN_FILE"):
         args.append(f"-DCMAKE_TOOLCHAIN_FILE={os.environ['CMAKE_TOOLCHAIN_FILE']}")
-    _sh(["cmake", "-S", src, "-B", build, *args])
+    _sh(["cmake", "-S", ROOT, "-B", build, *args])
     _sh(["cmake", "--build", build, "--target", "gradrt_litert", "-j", os.environ.get("JOBS", "2")])
     found = sorted(build.rglob(LIB))
     if not found:

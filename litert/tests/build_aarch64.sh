@@ -11,8 +11,8 @@ out=${1:-build-litert/aarch64/run}
 jobs=${JOBS:-2}
 mkdir -p "$out" build-litert/aarch64/wheel
 
-cmake -S litert -B build-litert/aarch64/lib -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" >/dev/null
+cmake -S . -B build-litert/aarch64/lib -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRADRT_LITERT=ON -DGRADRT_TESTS=OFF \
+  -DGRADRT_CLI=OFF -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" >/dev/null
 cmake --build build-litert/aarch64/lib --target gradrt_litert -j "$jobs"
 lib=$(find build-litert/aarch64/lib -name libgradrt_litert.so -print -quit)
 cp "$lib" "$out/"
