@@ -1,0 +1,51 @@
+"""Writes litert/tests/data/smoke_cnn.tflite: a tiny CNN with a `train` and an `infer` signature,
+converted by TF 2.21's TFLite converter (SELECT_TF_OPS, resource variables). Its train step has Flex
+gradient ops (conv filter, depthwise input and filter, fused batch norm and its gradient) that gradrt runs. Needs tensorflow-cpu==2.21.0:
+    python litert/tests/make_smoke_model.py litert/tests/data/smoke_cnn.tflite
+"""
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+
+class Cnn(tf.Module):
+    def __init__(self):
+        rng = np.random.default_rng(7)
+        f32 = lambda *s: tf.Variable(rng.normal(0, 0.3, s).astype(np.float32))
+        self.w1 = f32(3, 3, 2, 4)
+        self.b1 = tf.Variable(np.zeros(4, np.float32))
+        self.gamma = tf.Variable(np.ones(4, np.float32))
+        self.beta = tf.Variable(np.zeros(4, np.float32))
+        self.dw = f32(3, 3, 4, 1)
+        self.w2 = f32(4, 3)
+
+    def logits(self, x):
+        h = tf.nn.conv2d(x, self.w1, strides=[1, 2, 2, 1], padding="VALID") + self.b1
+        h, _, _ = tf.compat.v1.nn.fused_batch_norm(h, self.gamma, self.beta, epsilon=1e-3, is_training=True)
+        h = h * h  # (no relu: ReluGrad is not a gradrt op yet on this branch)
+        h = tf.nn.depthwise_conv2d(h, self.dw, strides=[1, 1, 1, 1], padding="SAME")
+        h = tf.reduce_mean(h, axis=[1, 2])
+        return tf.matmul(h, self.w2)
+
+    @tf.function(input_signature=[tf.TensorSpec([2, 9, 9, 2], tf.float32), tf.TensorSpec([2, 3], tf.float32)])
+    def train(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.logits(x) - y))
+        vs = [self.w1, self.b1, self.gamma, self.beta, self.dw, self.w2]
+        for v, g in zip(vs, tape.gradient(loss, vs)):
+            v.assign_sub(0.1 * g)
+        return {"loss": loss}
+
+    @tf.function(input_signature=[tf.TensorSpec([2, 9, 9, 2], tf.float32)])
+    def infer(self, x):
+        return {"logits": self.logits(x)}
+
+
+m = Cnn()
+conv = tf.lite.TFLiteConverter.from_concrete_functions(
+    [m.train.get_concrete_function(), m.infer.get_concrete_function()], m)
+conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS, tf.lite.OpsSet.SELECT_TF_OPS]
+conv.experimental_enable_resource_variables = True
+conv.allow_custom_ops = True
+open(sys.argv[1], "wb").write(conv.convert())
