@@ -176,14 +176,15 @@ def zoo(batch=4, hw=16):
             depthwise("dw", 3, 8), act(tf.nn.relu6),
             conv("c2", 3, 8, 12, stride=2, padding=[[0, 0], [1, 0], [0, 1], [0, 0]]),
             act(tf.nn.relu), avg_pool(2, 1, "SAME"), dense("fc", q * q * 12, 5)]),
-        # fractional pooling (a plain custom op pair: Flex's list has neither)
+        # fractional pooling (a plain custom op pair: Flex's list has neither). This model and the next
+        # have no activation, so they need none of the pooling/activation gradients that `mix` covers
         "fractional": ([batch, hw, hw, 3], 4, [
-            conv("c1", 3, 3, 6), act(tf.nn.relu), fractional_avg_pool(1.5, seed=7),
-            conv("c2", 3, 6, 8, stride=2), act(tf.nn.relu), fractional_avg_pool(1.4, seed=11, overlapping=True),
+            conv("c1", 3, 3, 6), fractional_avg_pool(1.5, seed=7),
+            conv("c2", 3, 6, 8, stride=2), fractional_avg_pool(1.4, seed=11, overlapping=True),
             dense("fc", _frac_out(-(-_frac_out(hw, 1.5) // 2), 1.4) ** 2 * 8, 4)]),
-        # batch norm in NCHW (transposes around the op)
+        # batch norm written in NCHW (transposes around the op; TF 2.21's converter makes it NHWC)
         "bn_nchw": ([batch, hw, hw, 3], 3, [
-            conv("c1", 3, 3, 8, stride=2), batch_norm("bn1", 8, "NCHW"), act(tf.nn.relu),
+            conv("c1", 3, 3, 8, stride=2), batch_norm("bn1", 8, "NCHW"),
             dense("fc", (hw // 2) ** 2 * 8, 3)]),
         # a MobileNet-v2 block: expand 1x1 + bn + relu6, depthwise + bn + relu6, project 1x1 + bn, residual
         "mobilenet": ([batch, hw, hw, 3], 4, [
