@@ -3,7 +3,7 @@
 # (cmake/aarch64-linux-gnu.cmake) and litert/examples/train_on_device.c, and takes the aarch64
 # libLiteRt.so out of PyPI's ai-edge-litert==2.3.0 manylinux aarch64 wheel (downloaded once, cached).
 # Everything lands in DIR (default build-litert/aarch64/run), which test_litert.py's example test
-# runs under qemu-aarch64 -L /usr/aarch64-linux-gnu when GRADRT_LITERT_AARCH64_DIR names it.
+# runs under qemu-aarch64 -L DIR/sysroot when GRADRT_LITERT_AARCH64_DIR names it.
 #   litert/tests/build_aarch64.sh [DIR]     (PYTHON: an interpreter with pip, default python3)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,4 +30,15 @@ with zipfile.ZipFile(wheel) as z, open("build-litert/aarch64/wheel/libLiteRt.so"
 PY
 fi
 cp build-litert/aarch64/wheel/libLiteRt.so "$out/"
+
+# qemu-user 7.2 (Debian 12) passes the host's /proc/cpuinfo through; LiteRT's cpuinfo finds no Arm
+# core in it and crashes in LiteRtCreateCompiledModel (SIGSEGV; a real board is fine). qemu -L PREFIX
+# opens PREFIX/<path> when it exists, so a prefix with the cross libraries and an Arm /proc/cpuinfo
+# (two Cortex-A72 cores, as a Raspberry Pi 4) fixes that: qemu-aarch64 -L "$out/sysroot" ...
+mkdir -p "$out/sysroot/proc"
+ln -sfn /usr/aarch64-linux-gnu/lib "$out/sysroot/lib"
+for i in 0 1; do
+  printf 'processor\t: %d\nBogoMIPS\t: 108.00\nFeatures\t: fp asimd evtstrm crc32 cpuid\nCPU implementer\t: 0x41\n' "$i"
+  printf 'CPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd08\nCPU revision\t: 3\n\n'
+done > "$out/sysroot/proc/cpuinfo"
 echo "aarch64 example in $out: $(ls "$out" | tr '\n' ' ')"

@@ -145,7 +145,8 @@ def example_aarch64(tmp):
             pytest.fail("GRADRT_LITERT_AARCH64_DIR is not set (litert/tests/build_aarch64.sh)")
         pytest.skip("GRADRT_LITERT_AARCH64_DIR not set: run litert/tests/build_aarch64.sh")
     d = Path(d).resolve()
-    return ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(d / "train_on_device")], str(d / "libLiteRt.so")
+    # sysroot: the cross libraries and an Arm /proc/cpuinfo (build_aarch64.sh says why)
+    return ["qemu-aarch64", "-L", str(d / "sysroot"), str(d / "train_on_device")], str(d / "libLiteRt.so")
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
