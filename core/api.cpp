@@ -97,6 +97,33 @@ Status depthwise_conv2d_native_backprop_filter(const TensorView& input, const Te
                        options);
 }
 
+Status relu(const TensorView& features, Tensor* activations, const RunOptions& options) {
+  return run_into("Relu", {features}, {}, options, {activations});
+}
+
+Status relu6(const TensorView& features, Tensor* activations, const RunOptions& options) {
+  return run_into("Relu6", {features}, {}, options, {activations});
+}
+
+Status relu_grad(const TensorView& gradients, const TensorView& features, Tensor* backprops, const RunOptions& options) {
+  return run_into("ReluGrad", {gradients, features}, {}, options, {backprops});
+}
+
+Status relu6_grad(const TensorView& gradients, const TensorView& features, Tensor* backprops,
+                  const RunOptions& options) {
+  return run_into("Relu6Grad", {gradients, features}, {}, options, {backprops});
+}
+
+Status bias_add(const TensorView& value, const TensorView& bias, const std::string& data_format, Tensor* output,
+                const RunOptions& options) {
+  return run_into("BiasAdd", {value, bias}, {{"data_format", AttrValue(data_format)}}, options, {output});
+}
+
+Status bias_add_grad(const TensorView& out_backprop, const std::string& data_format, Tensor* output,
+                     const RunOptions& options) {
+  return run_into("BiasAddGrad", {out_backprop}, {{"data_format", AttrValue(data_format)}}, options, {output});
+}
+
 Status fused_batch_norm(const TensorView& x, const TensorView& scale, const TensorView& offset, const TensorView& mean,
                         const TensorView& variance, const FusedBatchNormAttrs& attrs, FusedBatchNormOutputs* out,
                         const RunOptions& options) {

@@ -48,7 +48,15 @@
   X(fractional_avg_pool, fractional_avg_pool, FracPoolParams, 0.5, false, (const T* x, T* y),      \
     (x, y))                                                                                         \
   X(fractional_avg_pool_grad, fractional_avg_pool_grad, FracPoolParams, 0.5, false,                 \
-    (const T* dy, T* dx), (dy, dx))
+    (const T* dy, T* dx), (dy, dx))                                                                 \
+  /* Relu / Relu6 (p.six): y = max(x, 0) (then min(., 6)), NaN kept. Work: elements. */             \
+  X(relu, relu, ReluParams, 0.05, false, (const T* x, T* y), (x, y))                                \
+  /* ReluGrad / Relu6Grad: dx = dy * (0 < x (< 6) ? 1 : 0), a product as TF's. */                  \
+  X(relu_grad, relu_grad, ReluParams, 0.05, false, (const T* dy, const T* x, T* dx), (dy, x, dx))  \
+  /* BiasAdd: y[r, c] = x[r, c] + bias[c] over [rows, channels]. */                                \
+  X(bias_add, bias_add, BiasParams, 0.05, false, (const T* x, const T* bias, T* y), (x, bias, y))   \
+  /* BiasAddGrad: dbias[c] = sum over rows of dy[r, c] (fixed-order partial sums). */              \
+  X(bias_add_grad, bias_add_grad, BiasParams, 0.05, false, (const T* dy, T* dbias), (dy, dbias))
 
 // (a, b, c) -> a, b, c: splices a row's parenthesised arguments into a parameter or call list.
 #define GRADRT_UNPACK(...) __VA_ARGS__

@@ -69,4 +69,16 @@ struct FracPoolParams {
   }
 };
 
+// The relu family, elementwise over n elements of any shape: six = Relu6 / Relu6Grad.
+struct ReluParams {
+  int64_t n = 0;
+  bool six = false;
+};
+
+// BiasAdd and BiasAddGrad over channels-last data seen as [rows, channels] (rows = every
+// dimension but the channels'; NCHW is transposed to this by core).
+struct BiasParams {
+  int64_t rows = 0, channels = 0;
+};
+
 }  // namespace gradrt

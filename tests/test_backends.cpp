@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -208,4 +209,110 @@ TEST_CASE("backends: FusedBatchNorm and FusedBatchNormGrad vs reference") {
 TEST_CASE("backends: FractionalAvgPool and FractionalAvgPoolGrad vs reference") {
   frac_pool_sweep<float>(60, 10, 31);
   frac_pool_sweep<double>(20, 2, 32);
+}
+
+// ---------------------------------------------------------------- relu family and bias
+
+namespace {
+
+using gradrt::BiasParams;
+using gradrt::ReluParams;
+
+// Random values in [-8, 8], one in four replaced by a value on a branch of the relu rules: the
+// kinks 0, -0 and 6, just inside and outside them, NaN, +-inf.
+template <class T>
+std::vector<T> relu_values(std::mt19937& rng, int64_t n) {
+  const T special[] = {T(0), T(-0.0), T(6), T(5.9999), T(6.0001), T(1e-30), T(-1e-30),
+                       std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                       -std::numeric_limits<T>::infinity()};
+  std::vector<T> v = random_vec<T>(rng, n, -8, 8);
+  for (auto& e : v)
+    if (rnd(rng, 0, 3) == 0) e = special[rnd(rng, 0, 9)];
+  return v;
+}
+
+// The relu kernels and bias_add round nothing beyond one operation: every variant must give the
+// reference's values exactly, the sign of a zero included (NaN where the reference has NaN).
+template <class T>
+void check_exact(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const bool same = std::isnan(want[i]) ? std::isnan(got[i])
+                                          : got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]);
+    if (!same) {
+      FAIL_CHECK(what << ": element " << i << " of " << got.size() << ": got " << got[i] << ", want " << want[i]);
+      return;
+    }
+  }
+}
+
+// Relu / Relu6 and their gradients: every length 0..tails-1 (every vector tail and a scalar-only
+// span), then lengths up to 300 and up to 70000 (several thread spans); the devices take every
+// fourth case.
+template <class T>
+void relu_sweep(int tails, int cases, uint32_t seed) {
+  sweep(tails + cases, seed, [&](std::vector<Variant>& variants, std::mt19937& rng, int c) {
+    ReluParams p;
+    p.n = c < tails ? c : rnd(rng, 1, c % 3 == 0 ? 70000 : 300);
+    p.six = c % 2 == 1;
+    const auto x = relu_values<T>(rng, p.n), dy = relu_values<T>(rng, p.n);
+    CAPTURE(p.n);
+    CAPTURE(p.six);
+    on_every_variant<T>(
+        variants,
+        [&](gradrt::Backend* b, int threads, std::vector<std::vector<T>>* out) {
+          out->assign(2, std::vector<T>(size_t(p.n), T(-7)));
+          Status s = b->relu(Exec{threads}, p, x.data(), (*out)[0].data());
+          if (s.ok()) s = b->relu_grad(Exec{threads}, p, dy.data(), x.data(), (*out)[1].data());
+          return s;
+        },
+        [&](const Variant&, const auto& got, const auto& want) {
+          check_exact(got[0], want[0], "relu");
+          check_exact(got[1], want[1], "relu_grad");
+        },
+        true, [c](const Variant& v) { return !v.gpu || c % 4 == 0; });
+  });
+}
+
+// BiasAdd and BiasAddGrad over [rows, channels]: no rows first, then up to 40 and 3000 rows
+// (several fixed reduction chunks), channels 1-70 (every tail); the devices take every third case.
+template <class T>
+void bias_sweep(int cases, uint32_t seed) {
+  sweep(cases, seed, [&](std::vector<Variant>& variants, std::mt19937& rng, int c) {
+    BiasParams p;
+    p.rows = c == 0 ? 0 : rnd(rng, 1, c < cases / 2 ? 40 : 3000);
+    p.channels = rnd(rng, 1, 70);
+    const int64_t n = p.rows * p.channels;
+    const auto x = random_vec<T>(rng, n, -2, 3), bias = random_vec<T>(rng, p.channels), dy = random_vec<T>(rng, n);
+    CAPTURE(p.rows);
+    CAPTURE(p.channels);
+    const double R = double(std::max<int64_t>(p.rows, 1));
+    on_every_variant<T>(
+        variants,
+        [&](gradrt::Backend* b, int threads, std::vector<std::vector<T>>* out) {
+          out->assign(2, {});
+          (*out)[0].assign(size_t(n), T(-7));
+          (*out)[1].assign(size_t(p.channels), T(-7));
+          Status s = b->bias_add(Exec{threads}, p, x.data(), bias.data(), (*out)[0].data());
+          if (s.ok()) s = b->bias_add_grad(Exec{threads}, p, dy.data(), (*out)[1].data());
+          return s;
+        },
+        [&](const Variant& v, const auto& got, const auto& want) {
+          check_exact(got[0], want[0], "bias_add");
+          check(v, got[1], want[1], {{R, std::sqrt(R)}, {R, std::sqrt(R)}}, "bias_add_grad");
+        },
+        true, [c](const Variant& v) { return !v.gpu || c % 3 == 0; });
+  });
+}
+
+}  // namespace
+
+TEST_CASE("backends: Relu, Relu6 and their gradients vs reference") {
+  relu_sweep<float>(70, 30, 41);
+  relu_sweep<double>(40, 10, 42);
+}
+
+TEST_CASE("backends: BiasAdd and BiasAddGrad vs reference") {
+  bias_sweep<float>(40, 51);
+  bias_sweep<double>(12, 52);
 }

@@ -1,11 +1,13 @@
 // Every backend against the reference on random configurations (cases.h), every dtype;
 // NCHW against NHWC on the reference itself (an independent check of the layout code).
 #include "cases.h"
+#include "checked.h"
 #include "coverage.h"
 
 // The ops this file checks, for the coverage test (checked by its last test case).
 GRADRT_TEST_COVERS("sweep", GRADRT_TEST_CONV_FAMILY, "FusedBatchNormV3", "FusedBatchNormGradV3", "FractionalAvgPool",
                    "FractionalAvgPoolGrad");
+GRADRT_TEST_COVERS("sweep", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "BiasAdd", "BiasAddGrad");
 
 using namespace gradrt;
 using test::ConvConfig;
@@ -172,6 +174,52 @@ TEST_CASE("sweep: FractionalAvgPool and its gradient, every backend against the 
            {"row_pooling_sequence", test::ints(std::vector<int64_t>(rows.begin(), rows.end()), DType::int64)},
            {"col_pooling_sequence", test::ints(std::vector<int64_t>(cols.begin(), cols.end()), DType::int64)}},
           {{"overlapping", a["overlapping"]}}, dtype, "pool grad");
+  }
+}
+
+TEST_CASE("sweep: Relu, Relu6 and their gradients, every backend against the reference") {
+  std::mt19937 rng(19);
+  for (int i = 0; i < 24; ++i) {
+    const DType dtype = kDtypes[i % 4];
+    std::vector<int64_t> shape;  // rank 0-4, an empty dimension now and then
+    for (int64_t r = test::uniform(rng, 0, 4); r > 0; --r) shape.push_back(test::uniform(rng, i % 7 == 3 ? 0 : 1, 9));
+    Host x = test::random(dtype, shape, rng, -8, 8), dy = test::random(dtype, shape, rng);
+    const std::string what = shape_string(shape) + " " + dtype_name(dtype);
+    for (const char* op : {"Relu", "Relu6"}) agree(op, {{"features", x}}, {}, dtype, what);
+    for (const char* op : {"ReluGrad", "Relu6Grad"}) agree(op, {{"gradients", dy}, {"features", x}}, {}, dtype, what);
+  }
+}
+
+TEST_CASE("sweep: BiasAdd and BiasAddGrad, every backend against the reference; NCHW equals NHWC transposed") {
+  std::mt19937 rng(29);
+  for (int i = 0; i < 32; ++i) {
+    const DType dtype = kDtypes[i % 4];
+    const bool nchw = i % 2 == 1;
+    const int64_t C = test::uniform(rng, 1, 37);
+    std::vector<int64_t> rest;  // the dimensions beside the channels': batch first
+    for (int64_t r = test::uniform(rng, 1, 4); r > 0; --r) rest.push_back(test::uniform(rng, 1, 7));
+    std::vector<int64_t> shape = rest;
+    shape.insert(nchw ? shape.begin() + 1 : shape.end(), C);
+    Host x = test::random(dtype, shape, rng, -2, 2), dy = test::random(dtype, shape, rng), bias = test::random(dtype, {C}, rng);
+    const Attrs a = {{"data_format", AttrValue(nchw ? "NCHW" : "NHWC")}};
+    const std::string what = shape_string(shape) + (nchw ? " NCHW " : " NHWC ") + dtype_name(dtype);
+    agree("BiasAdd", {{"value", x}, {"bias", bias}}, a, dtype, what);
+    agree("BiasAddGrad", {{"out_backprop", dy}}, a, dtype, what);
+    if (!nchw || rest.size() < 2) continue;
+    // The same data channels last, on the reference: equal sums (a different order: 1e-12).
+    std::vector<int64_t> nhwc = rest;
+    nhwc.push_back(C);
+    const int64_t outer = rest[0], inner = dy.size() / (outer * C);
+    const std::vector<double> v = dy.values();
+    std::vector<double> t(v.size());
+    for (int64_t n = 0; n < outer; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t k = 0; k < inner; ++k) t[(n * inner + k) * C + c] = v[(n * C + c) * inner + k];
+    test::Result cf = test::run("BiasAddGrad", {{"out_backprop", dy}}, a);
+    test::Result cl = test::run("BiasAddGrad", {{"out_backprop", test::make(dtype, nhwc, t)}}, {});
+    REQUIRE(cf.status.ok());
+    REQUIRE(cl.status.ok());
+    test::check_close(cf.vals(), cl.vals(), dtype == DType::float64 ? 1e-12 : 1e-2, 1e-6, what);
   }
 }
 

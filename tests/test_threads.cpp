@@ -149,6 +149,10 @@ std::vector<Case> cases() {
   add("conv_bp_input_bfloat16_attr", "Conv2DBackpropInput",
       {ints({1, 8, 8, 3}), test::random(F, {3, 3, 3, 4}, rng), test::random(F, {1, 8, 8, 4}, rng)},
       {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}, {"T", AttrValue("bfloat16")}});
+  add("relu6_grad_big", "Relu6Grad",
+      {test::random(F, {4, 40, 40, 24}, rng, -1, 7), test::random(F, {4, 40, 40, 24}, rng, -1, 7)}, {});
+  add("bias_add_grad_nchw", "BiasAddGrad", {test::random(F, {8, 24, 20, 20}, rng)},
+      {{"data_format", AttrValue("NCHW")}});
   // An error case mixed in: the same status every time, never a stale output.
   add("error_case", "Conv2DBackpropInput",
       {ints({1, 8, 8, 3}), test::random(F, {3, 3, 3, 4}, rng), test::random(F, {1, 7, 8, 4}, rng)},

@@ -151,6 +151,12 @@ export interface Runtime {
   fusedBatchNormV2(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike, variance: TensorLike, attrs?: Attrs, options?: RunOptions): Outputs;
   fusedBatchNormV3(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike, variance: TensorLike, attrs?: Attrs, options?: RunOptions): Outputs;
   fractionalAvgPool(value: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor; row_pooling_sequence: Tensor<'int64'>; col_pooling_sequence: Tensor<'int64'> };
+  relu(features: TensorLike, attrs?: Attrs, options?: RunOptions): { activations: Tensor };
+  relu6(features: TensorLike, attrs?: Attrs, options?: RunOptions): { activations: Tensor };
+  reluGrad(gradients: TensorLike, features: TensorLike, attrs?: Attrs, options?: RunOptions): { backprops: Tensor };
+  relu6Grad(gradients: TensorLike, features: TensorLike, attrs?: Attrs, options?: RunOptions): { backprops: Tensor };
+  biasAdd(value: TensorLike, bias: TensorLike, attrs?: Attrs, options?: RunOptions): { output: Tensor };
+  biasAddGrad(out_backprop: TensorLike, attrs?: Attrs, options?: RunOptions): { output: Tensor };
   // END generated
   [helper: string]: unknown;
 }

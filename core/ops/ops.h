@@ -24,7 +24,7 @@ struct KernelOutput {
   const ChannelsFirst* cf = nullptr;
 };
 // A two-input kernel call: which kernel (for backend choice and the thread cost model),
-// its work estimate, and its operands.
+// its work estimate, and its operands. A one-input kernel leaves b as {nullptr, 0}.
 struct BinaryCall {
   Kernel kernel;
   int64_t work;
@@ -33,13 +33,13 @@ struct BinaryCall {
 };
 
 // Runs a kernel `out = kernel(backend, a, b, out)` in compute type T: loads both
-// operands (channels-first ones transposed), points the kernel at the output (or a
-// scratch buffer that is then stored back), records the backend that ran.
+// operands (channels-first ones transposed; an absent b is nullptr), points the kernel at the
+// output (or a scratch buffer that is then stored back), records the backend that ran.
 template <class T, class K>
 Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
   Scratch<T> sa, sb, so;
   const T* pa = ctx.load<T>(*c.a.t, c.a.n, &sa, c.a.cf);
-  const T* pb = ctx.load<T>(*c.b.t, c.b.n, &sb, c.b.cf);
+  const T* pb = c.b.t ? ctx.load<T>(*c.b.t, c.b.n, &sb, c.b.cf) : nullptr;
   T* po = ctx.output_buffer<T>(c.out.t, &so, c.out.cf);
   Status s = ctx.run_kernel(c.kernel, c.work, [&](Backend* be) { return kernel(be, pa, pb, po); });
   if (s.ok()) ctx.store<T>(po, c.out.t, c.out.cf);
@@ -61,6 +61,19 @@ Status read_inputs(OpContext& ctx, Out... out) {
 inline Status resolve_float_dtype(OpContext& ctx, const TensorView& t, const char* name) {
   return ctx.resolve_dtype(t, name, {DType::float16, DType::bfloat16, DType::float32, DType::float64});
 }
+
+// Reads a two-input op's inputs (ops.inc order): the first fixes the float dtype, the second must
+// have the same.
+inline Status read_float_pair(OpContext& ctx, const TensorView** a, const TensorView** b) {
+  GRADRT_RETURN_IF_ERROR(read_inputs(ctx, a, b));
+  const std::vector<std::string>& names = ctx.info().inputs;
+  GRADRT_RETURN_IF_ERROR(resolve_float_dtype(ctx, **a, names[0].c_str()));
+  return ctx.expect_dtype(**b, names[1].c_str(), (*a)->dtype);
+}
+
+// The kernel call of the four relu ops (relu.cpp, relu_grad.cpp), once validated and with `out`
+// allocated: kernel relu (dy == nullptr) or relu_grad on x's elements, Relu6's rule with `six`.
+Status run_relu_kernel(OpContext& ctx, const TensorView* dy, const TensorView& x, Tensor* out, bool six);
 
 // Calls f(T{}) with T = double for float64 ops, float otherwise.
 template <class F>

@@ -12,6 +12,11 @@
 #include "fractional_avg_pool_grad.h"
 #include "fused_batch_norm.h"
 #include "fused_batch_norm_grad.h"
+// The relu family and the bias ops (issue 20).
+#include "bias_add.h"
+#include "bias_add_grad.h"
+#include "relu.h"
+#include "relu_grad.h"
 #include "table.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {

@@ -231,6 +231,19 @@ Status depthwise_conv2d_native_backprop_filter(const TensorView& input, const Te
                                                const TensorView& out_backprop, const DepthwiseAttrs& attrs,
                                                Tensor* output, const RunOptions& options = {});
 
+// The relu family and the bias ops (TF's Relu, Relu6, ReluGrad, Relu6Grad, BiasAdd, BiasAddGrad);
+// data_format "NHWC" or "NCHW".
+Status relu(const TensorView& features, Tensor* activations, const RunOptions& options = {});
+Status relu6(const TensorView& features, Tensor* activations, const RunOptions& options = {});
+Status relu_grad(const TensorView& gradients, const TensorView& features, Tensor* backprops,
+                 const RunOptions& options = {});
+Status relu6_grad(const TensorView& gradients, const TensorView& features, Tensor* backprops,
+                  const RunOptions& options = {});
+Status bias_add(const TensorView& value, const TensorView& bias, const std::string& data_format, Tensor* output,
+                const RunOptions& options = {});
+Status bias_add_grad(const TensorView& out_backprop, const std::string& data_format, Tensor* output,
+                     const RunOptions& options = {});
+
 struct FusedBatchNormOutputs { Tensor y, batch_mean, batch_variance, reserve_space_1, reserve_space_2, reserve_space_3; };
 // Runs FusedBatchNormV3 (reserve_space_3 is an empty float32 tensor).
 Status fused_batch_norm(const TensorView& x, const TensorView& scale, const TensorView& offset,
