@@ -1,7 +1,9 @@
-"""Writes litert/tests/data/smoke_cnn.tflite: a tiny CNN with a `train` and an `infer` signature,
+"""Writes litert/tests/data/smoke_cnn.tflite and smoke_cnn_losses.txt: a tiny CNN with a `train` and an `infer` signature,
 converted by TF 2.21's TFLite converter (SELECT_TF_OPS, resource variables). Its train step has Flex
 gradient ops (conv filter, depthwise input and filter, fused batch norm and its gradient) that gradrt runs. Needs tensorflow-cpu==2.21.0:
     python litert/tests/make_smoke_model.py litert/tests/data/smoke_cnn.tflite
+The losses file holds TF's own losses (tf.function, float32) of 3 train steps on smoke_inputs()
+from a fresh copy of the module: the reference of the C++ smoke test (same inputs there).
 """
 import sys
 
@@ -42,6 +44,13 @@ class Cnn(tf.Module):
         return {"logits": self.logits(x)}
 
 
+def smoke_inputs():
+    # The same formulas as litert/tests/test_runtime.cpp: x[i] = ((37 i) mod 11) / 11 - 0.5, y[i] = i / 6.
+    x = (((np.arange(2 * 9 * 9 * 2) * 37) % 11) / 11.0 - 0.5).astype(np.float32).reshape(2, 9, 9, 2)
+    y = (np.arange(6) / 6.0).astype(np.float32).reshape(2, 3)
+    return x, y
+
+
 m = Cnn()
 conv = tf.lite.TFLiteConverter.from_concrete_functions(
     [m.train.get_concrete_function(), m.infer.get_concrete_function()], m)
@@ -49,3 +58,7 @@ conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS, tf.lite.OpsSet
 conv.experimental_enable_resource_variables = True
 conv.allow_custom_ops = True
 open(sys.argv[1], "wb").write(conv.convert())
+ref = Cnn()
+x, y = smoke_inputs()
+losses = [float(ref.train(x, y)["loss"]) for _ in range(3)]
+open(sys.argv[1].replace(".tflite", "_losses.txt"), "w").write("".join("%.9g\n" % v for v in losses))
