@@ -10,19 +10,18 @@ no CPython ABI). Build folder: <repo>/build-litert/lib, or GRADRT_LITERT_BUILD_D
 parallelism (default 2); ccache and Ninja are used when installed. Cross builds: CMAKE_TOOLCHAIN_FILE
 is passed through (the wheel's platform tag is then still this interpreter's: rename it).
 """
-import base64
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tomllib
-import zipfile
 from pathlib import Path
 
 PKG_DIR = Path(__file__).resolve().parent.parent  # litert/
 ROOT = PKG_DIR.parent
+sys.path.insert(0, str(ROOT / "tf" / "build_backend"))
+from gradrt_tf_build import write_wheel  # noqa: E402  (the wheel writer: stdlib only, no TF needed)
 LIB = "libgradrt_litert.so"
 
 
@@ -90,14 +89,6 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     info = f"{dist}.dist-info"
     contents[f"{info}/METADATA"] = metadata.encode()
     contents[f"{info}/WHEEL"] = _wheel_text().encode()
-    # RECORD: every file with its urlsafe-base64 sha256 (PEP 376/427), itself without one
-    rows = [f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
-            f"{len(data)}" for name, data in contents.items()]
-    contents[f"{info}/RECORD"] = ("\n".join(rows + [f"{info}/RECORD,,"]) + "\n").encode()
     name = f"{dist}-{_tag()}.whl"
-    with zipfile.ZipFile(Path(wheel_directory) / name, "w", zipfile.ZIP_DEFLATED) as z:
-        for path, data in contents.items():
-            entry = zipfile.ZipInfo(path, date_time=(2020, 1, 1, 0, 0, 0))
-            entry.external_attr = (0o755 if path.endswith(".so") else 0o644) << 16
-            z.writestr(entry, data, zipfile.ZIP_DEFLATED)
+    write_wheel(Path(wheel_directory) / name, contents, info)
     return name
