@@ -198,6 +198,14 @@ Status KernelSet::create(const Api* api, LiteRtOptions options, const Model& mod
       if (elements == 0) shape = {1};
       k->output_shapes.push_back(std::move(shape));
     }
+    // TF's shape function gives FractionalAvgPool's row/col pooling sequences the output's
+    // [rows] / [cols], and the converter writes that, but the kernel returns the rows + 1 (cols
+    // + 1) cell boundaries: take them from the pooled output's static shape [N, rows, cols, C].
+    auto& out = k->output_shapes;
+    if (n.tf_op == "FractionalAvgPool" && out.size() == 3 && out[0].size() == 4) {
+      out[1] = {out[0][1] + 1};
+      out[2] = {out[0][2] + 1};
+    }
     if (api->LiteRtAddCustomOpKernelOption(options, k->node.name.c_str(), n.version, &kKernel, k.get()) != kLiteRtStatusOk)
       return Status(Code::Internal, "LiteRtAddCustomOpKernelOption failed for " + n.name);
     set->kernels_.push_back(std::move(k));
