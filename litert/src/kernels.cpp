@@ -139,7 +139,10 @@ Status NodeKernel::run(size_t num_inputs, const LiteRtTensorBuffer* in, size_t n
   };
   Outputs results;
   GRADRT_RETURN_IF_ERROR(run_op(node.tf_op, inputs, node.attrs, &results, options));
-  for (size_t i = 0; i < num_outputs && i < results.size(); ++i) {
+  if (results.size() != num_outputs)
+    return Status(Code::Internal, node.tf_op + ": gradrt returned " + std::to_string(results.size()) + " outputs, the node has " +
+                                      std::to_string(num_outputs));
+  for (size_t i = 0; i < num_outputs; ++i) {
     const Tensor& r = results[i].second;
     const size_t bytes = static_cast<size_t>(outs[i].elements) * dtype_size(outs[i].dtype);
     if (r.data() == outs[i].data && r.num_bytes() > 0) continue;  // written in place
