@@ -139,7 +139,10 @@ Status NodeKernel::run(size_t num_inputs, const LiteRtTensorBuffer* in, size_t n
   };
   Outputs results;
   GRADRT_RETURN_IF_ERROR(run_op(node.tf_op, inputs, node.attrs, &results, options));
-  for (size_t i = 0; i < num_outputs && i < results.size(); ++i) {
+  if (results.size() != num_outputs)
+    return Status(Code::Internal, node.tf_op + ": gradrt returned " + std::to_string(results.size()) + " outputs, the node has " +
+                                      std::to_string(num_outputs));
+  for (size_t i = 0; i < num_outputs; ++i) {
     const Tensor& r = results[i].second;
     const size_t bytes = static_cast<size_t>(outs[i].elements) * dtype_size(outs[i].dtype);
     if (r.data() == outs[i].data && r.num_bytes() > 0) continue;  // written in place
@@ -197,6 +200,14 @@ Status KernelSet::create(const Api* api, LiteRtOptions options, const Model& mod
         return Status(Code::InvalidArgument, n.name + ": an output of shape " + shape_string(shape) + " (LiteRT: rank <= 8, int32 sizes)");
       if (elements == 0) shape = {1};
       k->output_shapes.push_back(std::move(shape));
+    }
+    // TF's shape function gives FractionalAvgPool's row/col pooling sequences the output's
+    // [rows] / [cols], and the converter writes that, but the kernel returns the rows + 1 (cols
+    // + 1) cell boundaries: take them from the pooled output's static shape [N, rows, cols, C].
+    auto& out = k->output_shapes;
+    if (n.tf_op == "FractionalAvgPool" && out.size() == 3 && out[0].size() == 4) {
+      out[1] = {out[0][1] + 1};
+      out[2] = {out[0][2] + 1};
     }
     if (api->LiteRtAddCustomOpKernelOption(options, k->node.name.c_str(), n.version, &kKernel, k.get()) != kLiteRtStatusOk)
       return Status(Code::Internal, "LiteRtAddCustomOpKernelOption failed for " + n.name);

@@ -97,6 +97,41 @@ Status repeated(Wire& w, uint32_t type, bool fixed32, AttrValue* list, int kind)
   return Status::OK();
 }
 
+// TensorShapeProto (dim 2 = Dim {size 1}, unknown_rank 3) -> the list of its sizes (-1: unknown).
+Status shape_value(std::string_view b, AttrValue* out) {
+  out->kind = AttrValue::Kind::List;
+  Wire w(b);
+  while (!w.done()) {
+    uint32_t f, t;
+    GRADRT_RETURN_IF_ERROR(w.key(&f, &t));
+    if (f == 2 && t == 2) {
+      std::string_view dim;
+      GRADRT_RETURN_IF_ERROR(w.bytes(&dim));
+      Wire d(dim);
+      int64_t size = 0;
+      while (!d.done()) {
+        uint32_t df, dt;
+        uint64_t v;
+        GRADRT_RETURN_IF_ERROR(d.key(&df, &dt));
+        if (df == 1 && dt == 0) {
+          GRADRT_RETURN_IF_ERROR(d.varint(&v));
+          size = static_cast<int64_t>(v);
+        } else {
+          GRADRT_RETURN_IF_ERROR(d.skip(dt));
+        }
+      }
+      out->list.emplace_back(size);
+    } else if (f == 3 && t == 0) {
+      uint64_t v;
+      GRADRT_RETURN_IF_ERROR(w.varint(&v));
+      if (v) return bad("a shape of unknown rank is not supported");
+    } else {
+      GRADRT_RETURN_IF_ERROR(w.skip(t));
+    }
+  }
+  return Status::OK();
+}
+
 // ListValue -> a gradrt list; *skip = a list of types (not an attribute gradrt takes).
 Status list_value(std::string_view b, AttrValue* out, bool* skip) {
   out->kind = AttrValue::Kind::List;
@@ -116,8 +151,13 @@ Status list_value(std::string_view b, AttrValue* out, bool* skip) {
     } else if (f == 6) {
       *skip = true;
       GRADRT_RETURN_IF_ERROR(w.skip(t));
+    } else if (f == 7 && t == 2) {  // list(shape): a list of dimension lists
+      std::string_view shape;
+      GRADRT_RETURN_IF_ERROR(w.bytes(&shape));
+      out->list.emplace_back();
+      GRADRT_RETURN_IF_ERROR(shape_value(shape, &out->list.back()));
     } else if (f >= 7 && f <= 9) {
-      return bad("list of shapes, tensors or functions is not supported");
+      return bad("list of tensors or functions is not supported");
     } else {
       GRADRT_RETURN_IF_ERROR(w.skip(t));
     }
@@ -162,8 +202,14 @@ Status attr_value(std::string_view b, AttrValue* out, bool* skip) {
         *skip = true;
         GRADRT_RETURN_IF_ERROR(w.skip(t));
         break;
+      case 7:
+        if (t != 2) return bad("shape of wire type " + std::to_string(t));
+        GRADRT_RETURN_IF_ERROR(w.bytes(&s));
+        *out = AttrValue();
+        GRADRT_RETURN_IF_ERROR(shape_value(s, out));
+        break;
       default:
-        return bad("attribute of kind " + std::to_string(f) + " (shape, tensor, placeholder or function) is not supported");
+        return bad("attribute of kind " + std::to_string(f) + " (tensor, placeholder or function) is not supported");
     }
   }
   if (!any) return bad("empty attribute value");

@@ -6,7 +6,8 @@
 //  - plain custom ops (FractionalAvgPool/Grad with allow_custom_ops): a FlexBuffer map
 //    attribute name -> value.
 // As gradrt_tf does: type attributes (T, ...) and names starting with '_' are left out (the
-// tensors carry their dtypes); float attributes are float32 in a NodeDef and widened exactly.
+// tensors carry their dtypes); float attributes are float32 in a NodeDef and widened exactly; a
+// shape is the list of its sizes (-1 unknown), a list of shapes a list of such lists.
 #pragma once
 
 #include <string>

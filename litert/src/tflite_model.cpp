@@ -21,24 +21,30 @@ Status read_ints(const fb::Table& t, int id, fb::Bytes b, std::vector<int32_t>* 
   return Status::OK();
 }
 
-Status read_codes(const fb::Table& model, fb::Bytes b, Model* m) {
-  m->operator_codes_field = model.field(1);
+// Reads the vector of tables in field `id` of `parent` into *out (resized): read(table, slot, i,
+// element) for each, where slot is the position of the element's uoffset in the vector.
+template <class T, class F>
+Status read_tables(const fb::Table& parent, int id, const char* what, std::vector<T>* out, F&& read) {
   size_t data;
   uint32_t n;
-  GRADRT_RETURN_IF_ERROR(model.vector(1, 4, &data, &n));
-  m->codes.resize(n);
+  GRADRT_RETURN_IF_ERROR(parent.vector(id, 4, &data, &n));
+  out->resize(n);
   for (uint32_t i = 0; i < n; ++i) {
-    fb::Table c;
-    GRADRT_RETURN_IF_ERROR(model.table_at(data, i, "OperatorCode", &c));
-    uint8_t deprecated;
-    int32_t builtin;
-    GRADRT_RETURN_IF_ERROR(c.u8(0, 0, &deprecated));
-    GRADRT_RETURN_IF_ERROR(c.i32(3, 0, &builtin));
-    m->codes[i].builtin = std::max<int32_t>(static_cast<int8_t>(deprecated), builtin);
-    GRADRT_RETURN_IF_ERROR(c.string(1, &m->codes[i].custom));
-    GRADRT_RETURN_IF_ERROR(c.i32(2, 1, &m->codes[i].version));
+    fb::Table t;
+    GRADRT_RETURN_IF_ERROR(parent.table_at(data, i, what, &t));
+    GRADRT_RETURN_IF_ERROR(read(t, data + 4 * size_t{i}, i, (*out)[i]));
   }
   return Status::OK();
+}
+
+Status read_code(const fb::Table& c, size_t, uint32_t, ModelOpCode& code) {
+  uint8_t deprecated;
+  int32_t builtin;
+  GRADRT_RETURN_IF_ERROR(c.u8(0, 0, &deprecated));
+  GRADRT_RETURN_IF_ERROR(c.i32(3, 0, &builtin));
+  code.builtin = std::max<int32_t>(static_cast<int8_t>(deprecated), builtin);
+  GRADRT_RETURN_IF_ERROR(c.string(1, &code.custom));
+  return c.i32(2, 1, &code.version);
 }
 
 Status read_operator(const fb::Table& t, fb::Bytes b, ModelOperator* op) {
@@ -63,14 +69,7 @@ Status read_operator(const fb::Table& t, fb::Bytes b, ModelOperator* op) {
 
 Status read_subgraph(const fb::Table& g, fb::Bytes b, ModelSubgraph* s) {
   GRADRT_RETURN_IF_ERROR(g.string(4, &s->name));
-  size_t data;
-  uint32_t n;
-  GRADRT_RETURN_IF_ERROR(g.vector(0, 4, &data, &n));
-  s->tensors.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    fb::Table t;
-    GRADRT_RETURN_IF_ERROR(g.table_at(data, i, "Tensor", &t));
-    ModelTensor& mt = s->tensors[i];
+  GRADRT_RETURN_IF_ERROR(read_tables(g, 0, "Tensor", &s->tensors, [&](const fb::Table& t, size_t, uint32_t, ModelTensor& mt) {
     std::vector<int32_t> shape;
     GRADRT_RETURN_IF_ERROR(read_ints(t, 0, b, &shape));
     mt.shape.assign(shape.begin(), shape.end());
@@ -78,82 +77,51 @@ Status read_subgraph(const fb::Table& g, fb::Bytes b, ModelSubgraph* s) {
     GRADRT_RETURN_IF_ERROR(t.u8(1, 0, &type));
     mt.type = type;
     GRADRT_RETURN_IF_ERROR(t.u32(2, 0, &mt.buffer));
-    GRADRT_RETURN_IF_ERROR(t.string(3, &mt.name));
+    return t.string(3, &mt.name);
+  }));
+  return read_tables(g, 3, "Operator", &s->operators, [&](const fb::Table& t, size_t slot, uint32_t, ModelOperator& op) {
+    op.slot = slot;
+    return read_operator(t, b, &op);
+  });
+}
+
+Status read_buffer(const fb::Table& t, fb::Bytes b, size_t slot, uint32_t i, ModelBuffer& mb) {
+  mb.slot = slot;
+  uint32_t count;
+  GRADRT_RETURN_IF_ERROR(t.vector(0, 1, &mb.data, &count));
+  mb.size = count;
+  uint64_t off, size;
+  GRADRT_RETURN_IF_ERROR(t.u64(1, 0, &off));
+  GRADRT_RETURN_IF_ERROR(t.u64(2, 0, &size));
+  if (count == 0 && off > 1) {  // offset 0/1 mean "no data" in the schema
+    if (off > b.size || size > b.size - off)
+      return bad("buffer " + std::to_string(i) + " (offset " + std::to_string(off) + ", size " +
+                 std::to_string(size) + ") is outside the " + std::to_string(b.size) + "-byte model");
+    mb.data = static_cast<size_t>(off);
+    mb.size = size;
+    mb.inline_data = false;
   }
-  GRADRT_RETURN_IF_ERROR(g.vector(3, 4, &data, &n));
-  s->operators.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    fb::Table t;
-    GRADRT_RETURN_IF_ERROR(g.table_at(data, i, "Operator", &t));
-    s->operators[i].slot = data + 4 * size_t{i};
-    GRADRT_RETURN_IF_ERROR(read_operator(t, b, &s->operators[i]));
-  }
+  if (mb.size == 0) mb.data = 0;
   return Status::OK();
 }
 
-Status read_buffers(const fb::Table& model, fb::Bytes b, Model* m) {
-  size_t data;
-  uint32_t n;
-  GRADRT_RETURN_IF_ERROR(model.vector(4, 4, &data, &n));
-  m->buffers.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    fb::Table t;
-    GRADRT_RETURN_IF_ERROR(model.table_at(data, i, "Buffer", &t));
-    ModelBuffer& mb = m->buffers[i];
-    mb.slot = data + 4 * size_t{i};
-    uint32_t count;
-    GRADRT_RETURN_IF_ERROR(t.vector(0, 1, &mb.data, &count));
-    mb.size = count;
-    uint64_t off, size;
-    GRADRT_RETURN_IF_ERROR(t.u64(1, 0, &off));
-    GRADRT_RETURN_IF_ERROR(t.u64(2, 0, &size));
-    if (count == 0 && off > 1) {  // offset 0/1 mean "no data" in the schema
-      if (off > b.size || size > b.size - off)
-        return bad("buffer " + std::to_string(i) + " (offset " + std::to_string(off) + ", size " +
-                   std::to_string(size) + ") is outside the " + std::to_string(b.size) + "-byte model");
-      mb.data = static_cast<size_t>(off);
-      mb.size = size;
-      mb.inline_data = false;
-    }
-    if (mb.size == 0) mb.data = 0;
-  }
-  return Status::OK();
-}
-
-Status read_signatures(const fb::Table& model, fb::Bytes b, Model* m) {
-  size_t data;
-  uint32_t n;
-  GRADRT_RETURN_IF_ERROR(model.vector(7, 4, &data, &n));
-  m->signatures.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    fb::Table t;
-    GRADRT_RETURN_IF_ERROR(model.table_at(data, i, "SignatureDef", &t));
-    ModelSignature& s = m->signatures[i];
-    GRADRT_RETURN_IF_ERROR(t.string(2, &s.key));
-    GRADRT_RETURN_IF_ERROR(t.u32(4, 0, &s.subgraph));
-    if (s.subgraph >= m->subgraphs.size())
-      return bad("signature '" + std::string(s.key) + "' names subgraph " + std::to_string(s.subgraph) + " of " +
-                 std::to_string(m->subgraphs.size()));
-    for (int io = 0; io < 2; ++io) {
-      size_t maps;
-      uint32_t k;
-      GRADRT_RETURN_IF_ERROR(t.vector(io, 4, &maps, &k));
-      auto& list = io == 0 ? s.inputs : s.outputs;
-      for (uint32_t j = 0; j < k; ++j) {
-        fb::Table tm;
-        GRADRT_RETURN_IF_ERROR(t.table_at(maps, j, "TensorMap", &tm));
-        std::string_view name;
-        uint32_t index;
-        GRADRT_RETURN_IF_ERROR(tm.string(0, &name));
-        GRADRT_RETURN_IF_ERROR(tm.u32(1, 0, &index));
-        if (index >= m->subgraphs[s.subgraph].tensors.size())
-          return bad("signature '" + std::string(s.key) + "' maps '" + std::string(name) + "' to tensor " +
-                     std::to_string(index) + " of " + std::to_string(m->subgraphs[s.subgraph].tensors.size()));
-        list.emplace_back(name, index);
-      }
-    }
-  }
-  (void)b;
+Status read_signature(const fb::Table& t, const Model& m, ModelSignature& s) {
+  GRADRT_RETURN_IF_ERROR(t.string(2, &s.key));
+  GRADRT_RETURN_IF_ERROR(t.u32(4, 0, &s.subgraph));
+  if (s.subgraph >= m.subgraphs.size())
+    return bad("signature '" + std::string(s.key) + "' names subgraph " + std::to_string(s.subgraph) + " of " +
+               std::to_string(m.subgraphs.size()));
+  const size_t tensors = m.subgraphs[s.subgraph].tensors.size();
+  for (int io = 0; io < 2; ++io)
+    GRADRT_RETURN_IF_ERROR(read_tables(t, io, "TensorMap", io == 0 ? &s.inputs : &s.outputs,
+                                       [&](const fb::Table& tm, size_t, uint32_t, auto& entry) {
+      GRADRT_RETURN_IF_ERROR(tm.string(0, &entry.first));
+      GRADRT_RETURN_IF_ERROR(tm.u32(1, 0, &entry.second));
+      if (entry.second >= tensors)
+        return bad("signature '" + std::string(s.key) + "' maps '" + std::string(entry.first) + "' to tensor " +
+                   std::to_string(entry.second) + " of " + std::to_string(tensors));
+      return Status::OK();
+    }));
   return Status::OK();
 }
 
@@ -191,18 +159,16 @@ Status read_model(fb::Bytes b, Model* m) {
   GRADRT_RETURN_IF_ERROR(fb::read_u32(b, 0, &root));
   fb::Table model;
   GRADRT_RETURN_IF_ERROR(fb::Table::at(b, root, "Model", &model));
-  GRADRT_RETURN_IF_ERROR(read_codes(model, b, m));
-  size_t data;
-  uint32_t n;
-  GRADRT_RETURN_IF_ERROR(model.vector(2, 4, &data, &n));
-  m->subgraphs.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    fb::Table g;
-    GRADRT_RETURN_IF_ERROR(model.table_at(data, i, "SubGraph", &g));
-    GRADRT_RETURN_IF_ERROR(read_subgraph(g, b, &m->subgraphs[i]));
-  }
-  GRADRT_RETURN_IF_ERROR(read_buffers(model, b, m));
-  GRADRT_RETURN_IF_ERROR(read_signatures(model, b, m));
+  m->operator_codes_field = model.field(1);
+  GRADRT_RETURN_IF_ERROR(read_tables(model, 1, "OperatorCode", &m->codes, read_code));
+  GRADRT_RETURN_IF_ERROR(read_tables(model, 2, "SubGraph", &m->subgraphs,
+                                     [&](const fb::Table& g, size_t, uint32_t, ModelSubgraph& s) { return read_subgraph(g, b, &s); }));
+  GRADRT_RETURN_IF_ERROR(read_tables(model, 4, "Buffer", &m->buffers,
+                                     [&](const fb::Table& t, size_t slot, uint32_t i, ModelBuffer& mb) {
+                                       return read_buffer(t, b, slot, i, mb);
+                                     }));
+  GRADRT_RETURN_IF_ERROR(read_tables(model, 7, "SignatureDef", &m->signatures,
+                                     [&](const fb::Table& t, size_t, uint32_t, ModelSignature& s) { return read_signature(t, *m, s); }));
   return check_indices(*m);
 }
 

@@ -2,6 +2,8 @@
 converted by TF 2.21's TFLite converter (SELECT_TF_OPS, resource variables). Its train step has Flex
 gradient ops (conv filter, depthwise input and filter, fused batch norm and its gradient) that gradrt runs. Needs tensorflow-cpu==2.21.0:
     python litert/tests/make_smoke_model.py litert/tests/data/smoke_cnn.tflite
+Also fractional_avg_pool.tflite (+ _losses.txt): a train step through the plain custom ops
+FractionalAvgPool / FractionalAvgPoolGrad (allow_custom_ops; not in Flex's list).
 The losses file holds TF's own losses (tf.function, float32) of 3 train steps on smoke_inputs()
 from a fresh copy of the module: the reference of the C++ smoke test (same inputs there).
 """
@@ -44,6 +46,32 @@ class Cnn(tf.Module):
         return {"logits": self.logits(x)}
 
 
+class FracPool(tf.Module):
+    def __init__(self):
+        self.w = tf.Variable(np.linspace(0.5, 1.5, 50, dtype=np.float32).reshape(1, 5, 5, 2))
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 5, 5, 2], tf.float32)])
+    def train(self, x):
+        with tf.GradientTape() as tape:
+            y, _, _ = tf.nn.fractional_avg_pool(x * self.w, [1.0, 1.5, 1.5, 1.0], pseudo_random=True,
+                                                overlapping=True, seed=3)
+            loss = tf.reduce_sum(y * y)
+        self.w.assign_sub(0.01 * tape.gradient(loss, self.w))
+        return {"loss": loss}
+
+
+def convert(module, fns, path):
+    conv = tf.lite.TFLiteConverter.from_concrete_functions([f.get_concrete_function() for f in fns], module)
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS, tf.lite.OpsSet.SELECT_TF_OPS]
+    conv.experimental_enable_resource_variables = True
+    conv.allow_custom_ops = True
+    open(path, "wb").write(conv.convert())
+
+
+def write_losses(path, losses):
+    open(path.replace(".tflite", "_losses.txt"), "w").write("".join("%.9g\n" % v for v in losses))
+
+
 def smoke_inputs():
     # The same formulas as litert/tests/test_runtime.cpp: x[i] = ((37 i) mod 11) / 11 - 0.5, y[i] = i / 6.
     x = (((np.arange(2 * 9 * 9 * 2) * 37) % 11) / 11.0 - 0.5).astype(np.float32).reshape(2, 9, 9, 2)
@@ -52,13 +80,14 @@ def smoke_inputs():
 
 
 m = Cnn()
-conv = tf.lite.TFLiteConverter.from_concrete_functions(
-    [m.train.get_concrete_function(), m.infer.get_concrete_function()], m)
-conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS, tf.lite.OpsSet.SELECT_TF_OPS]
-conv.experimental_enable_resource_variables = True
-conv.allow_custom_ops = True
-open(sys.argv[1], "wb").write(conv.convert())
+convert(m, [m.train, m.infer], sys.argv[1])
 ref = Cnn()
 x, y = smoke_inputs()
-losses = [float(ref.train(x, y)["loss"]) for _ in range(3)]
-open(sys.argv[1].replace(".tflite", "_losses.txt"), "w").write("".join("%.9g\n" % v for v in losses))
+write_losses(sys.argv[1], [float(ref.train(x, y)["loss"]) for _ in range(3)])
+
+frac_path = sys.argv[1].replace("smoke_cnn.tflite", "fractional_avg_pool.tflite")
+f = FracPool()
+convert(f, [f.train], frac_path)
+ref = FracPool()
+xf = x.reshape(-1)[:50].reshape(1, 5, 5, 2)  # the first 50 values of smoke_inputs()'s x
+write_losses(frac_path, [float(ref.train(xf)["loss"]) for _ in range(3)])

@@ -76,6 +76,47 @@ TEST_CASE("litert: prepare aligns buffers, gives each gradrt node its operator c
   CHECK(twice == once);
 }
 
+TEST_CASE("litert: prepare moves buffers stored after the FlatBuffer (Buffer.offset/size) to aligned data") {
+  // The smoke model with every non-empty buffer moved behind the FlatBuffer, 16 bytes off a
+  // 64-byte boundary, as Buffer {offset, size} (the schema's form for models over 2 GB).
+  const std::vector<uint8_t> model = smoke_model();
+  Model m;
+  REQUIRE(read_model({model.data(), model.size()}, &m).ok());
+  std::vector<uint8_t> moved = model;
+  fb::Appender a(&moved);
+  std::vector<std::pair<size_t, size_t>> offset_fields;  // (field position, buffer index)
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    if (!m.buffers[i].size) continue;
+    std::vector<size_t> pos;
+    a.patch(m.buffers[i].slot, a.table({{1, 0, 8}, {2, m.buffers[i].size, 8}}, &pos));
+    offset_fields.emplace_back(pos[0], i);
+  }
+  for (auto [field, i] : offset_fields) {
+    a.align(64, 48);  // data at 64k + 16
+    fb::store<uint64_t>(moved.data() + field, moved.size());
+    moved.insert(moved.end(), model.begin() + static_cast<long>(m.buffers[i].data),
+                 model.begin() + static_cast<long>(m.buffers[i].data + m.buffers[i].size));
+  }
+  Model mm;
+  REQUIRE(read_model({moved.data(), moved.size()}, &mm).ok());
+  for (size_t i = 0; i < mm.buffers.size(); ++i)
+    if (mm.buffers[i].size) CHECK((!mm.buffers[i].inline_data && mm.buffers[i].data % 64 == 16));
+
+  int rc;
+  const std::vector<uint8_t> prepared = prepare(moved, &rc);
+  REQUIRE(rc == 0);
+  Model p;
+  REQUIRE(read_model({prepared.data(), prepared.size()}, &p).ok());
+  REQUIRE(p.buffers.size() == m.buffers.size());
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    REQUIRE(p.buffers[i].size == m.buffers[i].size);
+    if (!m.buffers[i].size) continue;
+    CHECK(p.buffers[i].inline_data);
+    CHECK(p.buffers[i].data % 64 == 0);
+    CHECK(std::memcmp(prepared.data() + p.buffers[i].data, model.data() + m.buffers[i].data, m.buffers[i].size) == 0);
+  }
+}
+
 TEST_CASE("litert: prepare names every op nobody runs in one UnsupportedOp error") {
   std::vector<uint8_t> model = smoke_model();
   REQUIRE(patch(&model, "FlexConv2DBackpropFilter", "FlexConv2DBackpropFiltez"));

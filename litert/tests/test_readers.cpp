@@ -83,6 +83,15 @@ TEST_CASE("litert: NodeDef attributes (wire format)") {
   CHECK(a["explicit_paddings"].kind == AttrValue::Kind::List);
   CHECK(a["explicit_paddings"].list.empty());
   CHECK(a["epsilon"].f == static_cast<double>(0.001f));  // float32 widened exactly
+
+  // shape {dim {size: 2} dim {size: -1}} and list(shape) [[3]]
+  const std::string shape = bytes_field(2, field(1, 0) + varint(2)) + bytes_field(2, field(1, 0) + varint(~uint64_t{0}));
+  REQUIRE(node_def_attrs(bytes_field(2, "X") + attr("shape", bytes_field(7, shape)) +
+                             attr("shapes", bytes_field(1, bytes_field(7, bytes_field(2, field(1, 0) + varint(3))))),
+                         &op, &a)
+              .ok());
+  CHECK(a["shape"].to_json() == "[2,-1]");
+  CHECK(a["shapes"].to_json() == "[[3]]");
 }
 
 TEST_CASE("litert: Flex options [op, NodeDef]") {
@@ -106,7 +115,8 @@ TEST_CASE("litert: hostile NodeDefs and FlexBuffers give InvalidArgument") {
   }
   CHECK(!node_def_attrs(std::string(11, '\xff'), &op, &a).ok());                           // 11-byte varint
   CHECK(!node_def_attrs(field(2, 3), &op, &a).ok());                                        // group
-  CHECK(!node_def_attrs(bytes_field(2, "X") + attr("s", bytes_field(7, "")), &op, &a).ok());  // shape attr
+  CHECK(!node_def_attrs(bytes_field(2, "X") + attr("t", bytes_field(8, "")), &op, &a).ok());  // tensor attr
+  CHECK(!node_def_attrs(bytes_field(2, "X") + attr("s", bytes_field(7, field(3, 0) + varint(1))), &op, &a).ok());
   CHECK(!node_def_attrs(field(2, 2) + varint(1000) + "ab", &op, &a).ok());                   // length past end
   const std::string flex = flex_pair("Conv2DBackpropFilter", good);
   for (size_t n = 0; n < flex.size(); ++n) CHECK(!flex_node_attrs(flex.substr(0, n), &op, &a).ok());

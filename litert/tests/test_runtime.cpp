@@ -43,6 +43,25 @@ void smoke_inputs(std::vector<float>* x, std::vector<float>* y) {
   for (size_t i = 0; i < y->size(); ++i) (*y)[i] = static_cast<float>(static_cast<double>(i) / 6.0);
 }
 
+// Runs `steps` train steps and checks each loss against TF's (<name>_losses.txt, relative 1e-5).
+void check_losses(gradrt_litert_model* m, const std::string& name, const char* signature, size_t n, const char* const* names,
+                  const void* const* data, const size_t* bytes, int steps) {
+  const std::vector<uint8_t> text = litert_test::read_file(std::string(GRADRT_LITERT_DATA) + "/" + name + "_losses.txt");
+  std::istringstream expected(std::string(text.begin(), text.end()));
+  for (int step = 0; step < steps; ++step) {
+    REQUIRE_MESSAGE(gradrt_litert_run(m, signature, n, names, data, bytes) == 0, std::string(gradrt_litert_last_error()));
+    const void* out;
+    size_t out_bytes;
+    REQUIRE(gradrt_litert_output(m, signature, "loss", &out, &out_bytes) == 0);
+    REQUIRE(out_bytes == 4);
+    float loss, tf_loss = 0;
+    std::memcpy(&loss, out, 4);
+    REQUIRE(static_cast<bool>(expected >> tf_loss));
+    CHECK_MESSAGE(std::fabs(loss - tf_loss) <= 1e-5f * std::fabs(tf_loss), name << " step " << step << ": " << loss
+                                                                              << " vs TF " << tf_loss);
+  }
+}
+
 std::string calls() {
   std::string s(gradrt_litert_kernel_calls(nullptr, 0) + 1, '\0');
   gradrt_litert_kernel_calls(s.data(), s.size());
@@ -68,7 +87,7 @@ TEST_CASE("litert: the smoke CNN trains on stock LiteRT with gradrt's kernels, a
   SKIP_WITHOUT_LITERT();
   Prepared p(smoke_model());
   gradrt_litert_model* m = nullptr;
-  REQUIRE_MESSAGE(gradrt_litert_model_create(p.data, p.size, litert_library().c_str(), 0, &m) == 0, gradrt_litert_last_error());
+  REQUIRE_MESSAGE(gradrt_litert_model_create(p.data, p.size, litert_library().c_str(), 0, &m) == 0, std::string(gradrt_litert_last_error()));
   REQUIRE(gradrt_litert_num_signatures(m) == 2);
   size_t n;
   REQUIRE(gradrt_litert_num_io(m, "train", 0, &n) == 0);
@@ -84,20 +103,8 @@ TEST_CASE("litert: the smoke CNN trains on stock LiteRT with gradrt's kernels, a
   const char* names[] = {"x", "y"};  // the Python signature's order; LiteRT's is [y, x]: bound by name
   const void* data[] = {x.data(), y.data()};
   const size_t bytes[] = {x.size() * 4, y.size() * 4};
-  const std::vector<uint8_t> text = litert_test::read_file(std::string(GRADRT_LITERT_DATA) + "/smoke_cnn_losses.txt");
-  std::istringstream expected(std::string(text.begin(), text.end()));
   gradrt_litert_reset_kernel_calls();
-  for (int step = 0; step < 3; ++step) {
-    REQUIRE_MESSAGE(gradrt_litert_run(m, "train", 2, names, data, bytes) == 0, gradrt_litert_last_error());
-    const void* out;
-    size_t out_bytes;
-    REQUIRE(gradrt_litert_output(m, "train", "loss", &out, &out_bytes) == 0);
-    REQUIRE(out_bytes == 4);
-    float loss, tf_loss;
-    std::memcpy(&loss, out, 4);
-    expected >> tf_loss;
-    CHECK(std::fabs(loss - tf_loss) <= 1e-5f * std::fabs(tf_loss));
-  }
+  check_losses(m, "smoke_cnn", "train", 2, names, data, bytes, 3);
   CHECK(calls() ==
         "Conv2DBackpropFilter 3\nDepthwiseConv2dNativeBackpropInput 3\nDepthwiseConv2dNativeBackpropFilter 3\n"
         "FusedBatchNormGradV3 3\nFusedBatchNormV3 3\n");  // gradrt's op order
@@ -148,4 +155,40 @@ TEST_CASE("litert: an unprepared model is refused by the runner") {
   CHECK(std::string(gradrt_litert_last_error()).find("not prepared") != std::string::npos);
   CHECK(gradrt_litert_model_create(model.data(), model.size(), "/nonexistent/libLiteRt.so", 0, &m) ==
         GRADRT_LITERT_UNAVAILABLE);
+}
+
+TEST_CASE("litert: FractionalAvgPool(Grad), plain custom ops no TFLite runs, train as TF trains them") {
+  SKIP_WITHOUT_LITERT();
+  Prepared p(litert_test::read_file(std::string(GRADRT_LITERT_DATA) + "/fractional_avg_pool.tflite"));
+  gradrt_litert_model* m = nullptr;
+  REQUIRE_MESSAGE(gradrt_litert_model_create(p.data, p.size, litert_library().c_str(), 2, &m) == 0, std::string(gradrt_litert_last_error()));
+  std::vector<float> x, y;
+  smoke_inputs(&x, &y);
+  const char* names[] = {"x"};
+  const void* data[] = {x.data()};  // its first 50 values
+  const size_t bytes[] = {50 * 4};
+  gradrt_litert_reset_kernel_calls();
+  // One converted function: the converter names its signature "serving_default".
+  check_losses(m, "fractional_avg_pool", "serving_default", 1, names, data, bytes, 3);
+  CHECK(calls() == "FractionalAvgPoolGrad 3\nFractionalAvgPool 3\n");  // gradrt's op order
+  gradrt_litert_model_destroy(m);
+}
+
+TEST_CASE("litert: gradrt_litert_register_kernels on the caller's own LiteRtOptions") {
+  SKIP_WITHOUT_LITERT();
+  const Api* api;
+  REQUIRE(load_api(litert_library().c_str(), &api).ok());
+  LiteRtOptions options = nullptr;
+  REQUIRE(api->LiteRtCreateOptions(&options) == kLiteRtStatusOk);
+  Prepared p(smoke_model());
+  gradrt_litert_kernels* k = nullptr;
+  REQUIRE(gradrt_litert_register_kernels(options, p.data, p.size, litert_library().c_str(), 0, &k) == 0);
+  CHECK(gradrt_litert_kernels_take_error(k) == 0);
+  gradrt_litert_kernels_destroy(k);
+  const std::vector<uint8_t> raw = smoke_model();
+  CHECK(gradrt_litert_register_kernels(options, raw.data(), raw.size(), litert_library().c_str(), 0, &k) ==
+        GRADRT_LITERT_INVALID_ARGUMENT);
+  CHECK(k == nullptr);
+  CHECK(gradrt_litert_register_kernels(nullptr, p.data, p.size, nullptr, 0, &k) == GRADRT_LITERT_INVALID_ARGUMENT);
+  api->LiteRtDestroyOptions(options);
 }
