@@ -11,7 +11,7 @@ TensorFlow's own tf.function step of the same SavedModel on this CPU.
 Each side runs in its own process (TF never shares a process with gradrt_litert): per round and
 thread count, `--side tf` and `--side litert` alternate, each timing `--reps` train steps after
 warm-up (median ms per step); the table gives the median over rounds and the ratio TF / LiteRT+gradrt
-(> 1: LiteRT + gradrt faster). Sizes: each library stripped (strip --strip-unneeded) into a temp file.
+(> 1: LiteRT + gradrt faster), for wall time and for process CPU time. Sizes: each library stripped (strip --strip-unneeded) into a temp file.
 """
 import argparse
 import json
@@ -34,15 +34,17 @@ def cpu_name():
 
 
 def time_steps(step, reps):
-    """Median wall ms of `reps` calls of step() after 3 warm-up calls."""
+    """{"ms": median wall ms, "cpu_ms": mean process CPU ms (every thread)} of `reps` calls of step()
+    after 3 warm-up calls. On a shared, loaded machine the CPU time is the steadier figure."""
     for _ in range(3):
         step()
     times = []
+    cpu = time.process_time()
     for _ in range(reps):
         t = time.perf_counter()
         step()
         times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
+    return {"ms": statistics.median(times), "cpu_ms": (time.process_time() - cpu) * 1e3 / reps}
 
 
 def side_tf(model_dir, name, threads, reps):
@@ -88,7 +90,7 @@ def main():
     models = Path(a.models)
     if a.side:  # one measurement in this process: prints the median ms
         fn = side_tf if a.side == "tf" else side_litert
-        print(json.dumps({"ms": fn(models, a.names, int(a.threads), a.reps)}))
+        print(json.dumps(fn(models, a.names, int(a.threads), a.reps)))
         return 0
 
     print(f"# CPU: {cpu_name()}, {os.cpu_count()} logical cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
@@ -104,8 +106,10 @@ def main():
         else:
             print(f"| {arch} | (not built: {lib}) | |")
 
-    print(f"\n## train step, ms (median of {a.reps} steps per process; median over {a.rounds} alternating rounds)\n")
-    print("| model | threads | TF 2.21 tf.function | LiteRT + gradrt | ratio TF / LiteRT+gradrt |\n|---|---|---|---|---|")
+    print(f"\n## train step, ms (wall: median of {a.reps} steps per process; CPU: process CPU time per step, "
+          f"all threads; each the median over {a.rounds} alternating rounds)\n")
+    print("| model | threads | TF wall | LiteRT+gradrt wall | ratio | TF CPU | LiteRT+gradrt CPU | ratio |\n"
+          "|---|---|---|---|---|---|---|---|")
     me = str(Path(__file__).resolve())
     for name in a.names.split(","):
         for threads in (int(t) for t in a.threads.split(",")):
@@ -119,9 +123,12 @@ def main():
                                          capture_output=True, text=True)
                     if out.returncode != 0:
                         sys.exit(f"{side} {name} failed:\n{out.stderr[-3000:]}")
-                    got[side].append(json.loads(out.stdout.strip().splitlines()[-1])["ms"])
-            t, g = statistics.median(got["tf"]), statistics.median(got["litert"])
-            print(f"| {name} | {threads} | {t:.3f} | {g:.3f} | {t / g:.2f} |", flush=True)
+                    got[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            row = [name, str(threads)]
+            for key in ("ms", "cpu_ms"):
+                t, g = (statistics.median(r[key] for r in got[s]) for s in ("tf", "litert"))
+                row += [f"{t:.2f}", f"{g:.2f}", f"{t / g:.2f}"]
+            print("| " + " | ".join(row) + " |", flush=True)
     return 0
 
 
