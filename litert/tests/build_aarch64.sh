@@ -14,7 +14,7 @@ mkdir -p "$out" build-litert/aarch64/wheel
 cmake -S . -B build-litert/aarch64/lib -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRADRT_LITERT=ON -DGRADRT_TESTS=OFF \
   -DGRADRT_CLI=OFF -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" >/dev/null
 cmake --build build-litert/aarch64/lib --target gradrt_litert -j "$jobs"
-lib=$(find build-litert/aarch64/lib -name libgradrt_litert.so -print -quit)
+lib=$(find build-litert/aarch64/lib/ -name libgradrt_litert.so -print -quit)
 cp "$lib" "$out/"
 aarch64-linux-gnu-gcc -O2 -std=c11 -Wall -Wextra -Werror litert/examples/train_on_device.c -I litert/include \
   -L "$out" -lgradrt_litert -Wl,-rpath,'$ORIGIN' -o "$out/train_on_device"
