@@ -2,11 +2,15 @@
 # Sets up and runs every test: native suite (all backends; Vulkan on lavapipe with the
 # validation layer), every forced CPU ISA, the sanitized suites, the fuzzers, the aarch64
 # suite under qemu, and the wasm/npm package in Node and Chromium.
-# Usage: tests/run_all.sh [stage...]   (stages: native tf isa asan tsan fuzz aarch64 web; default all)
+# Usage: tests/run_all.sh [stage...]   (stages: native tf litert isa asan tsan fuzz aarch64 web; default all)
 #   native   Release build in build/, every ctest group, Vulkan with validation; install consumers
 #   tf       TensorFlow 2.21 in a venv (build-tf/venv), `pip install ./tf` (the gradrt_tf kernel
 #            library), pytest tf/tests: conformance against TF's own kernels, the CLI, the hostile
 #            cases, TF's depthwise test class (uses build/gradrt and build/tests/gradrt_tests)
+#   litert   gradrt_litert on the stock LiteRT of ai-edge-litert 2.3.0 (venv build-litert/venv, no TF):
+#            models converted by TF 2.21 in build-tf/venv (litert/tests/models.py, cached in
+#            build-litert/models) train and match TF's own training step by step; the C example
+#            litert/examples/train_on_device.c on x86-64 and, cross-built, on aarch64 under qemu
 #   isa      the cpu groups and the backend harness's cpu variants again with each forced ISA
 #            (GRADRT_CPU_ISA; GRADRT_TEST_VARIANTS=cpu leaves vulkan out)
 #   asan     ASan + UBSan + LSan build in build-asan, every ctest group
@@ -20,7 +24,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-((${#stages[@]})) || stages=(native tf isa asan tsan fuzz aarch64 web)
+((${#stages[@]})) || stages=(native tf litert isa asan tsan fuzz aarch64 web)
 
 bash tests/setup.sh
 
@@ -56,6 +60,19 @@ for s in "${stages[@]}"; do
       build-tf/venv/bin/python -m pip install -q tensorflow-cpu==2.21.0 tf-keras==2.21.0 pytest
       JOBS=$jobs build-tf/venv/bin/python -m pip install -q ./tf
       GRADRT_TF_REQUIRE_CLI=1 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider tf/tests
+      ;;
+    litert)
+      stage "LiteRT: training on stock LiteRT (ai-edge-litert 2.3.0) with gradrt_litert, against TF 2.21"
+      # TensorFlow only converts the models and computes the expected values, in its own venv
+      [[ -x build-tf/venv/bin/python ]] || python3 -m venv build-tf/venv
+      build-tf/venv/bin/python -m pip install -q tensorflow-cpu==2.21.0
+      build-tf/venv/bin/python litert/tests/models.py build-litert/models
+      [[ -x build-litert/venv/bin/python ]] || python3 -m venv build-litert/venv
+      build-litert/venv/bin/python -m pip install -q ai-edge-litert==2.3.0 pytest
+      JOBS=$jobs build-litert/venv/bin/python -m pip install -q ./litert
+      JOBS=$jobs PYTHON=build-litert/venv/bin/python bash litert/tests/build_aarch64.sh build-litert/aarch64/run
+      GRADRT_LITERT_MODELS=build-litert/models GRADRT_LITERT_AARCH64_DIR=build-litert/aarch64/run \
+        GRADRT_LITERT_REQUIRE_AARCH64=1 build-litert/venv/bin/python -m pytest -q -p no:cacheprovider litert/tests
       ;;
     isa)
       stage "cpu backend with every forced ISA"

@@ -18,7 +18,7 @@ jobs="${GRADRT_FUZZ_JOBS:-2}"
 artifacts="${GRADRT_FUZZ_ARTIFACTS:-$build/artifacts}"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(fuzz_npy fuzz_json fuzz_run_op fuzz_wasm_abi)
+  targets=(fuzz_npy fuzz_json fuzz_run_op fuzz_wasm_abi fuzz_litert_prepare fuzz_litert_node)
   [ -f "$root/wasm/fuzz_abi.cpp" ] && targets+=(fuzz_wasm_decode)
 fi
 
@@ -44,7 +44,9 @@ for t in "${targets[@]}"; do
   mkdir -p "$work"
   echo "== $t: ${seconds}s from $seeds"
   log="$build/$t.log"
-  if "$build/$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -max_len=4096 \
+  max_len=4096
+  [ "$t" = fuzz_litert_prepare ] && max_len=32768  # its seeds are converted models (up to ~19 KB)
+  if "$build/$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -max_len="$max_len" \
        -print_final_stats=1 -artifact_prefix="$artifacts/$t-" "$work" "$seeds" >"$log" 2>&1; then
     grep -E "stat::number_of_executed_units|stat::new_units_added" "$log" | sed "s/^/   /"
   else

@@ -133,6 +133,23 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     return _write_dist_info(metadata_directory, "(the installed version)")
 
 
+def write_wheel(path, files, info):
+    """Writes the wheel `path` holding `files` ({name in the wheel: bytes}) and, in the dist-info
+    folder `info`, their RECORD (urlsafe-base64 sha256 of each, PEP 376/427). Fixed dates: the same
+    inputs give the same wheel. Also used by litert/'s backend."""
+    record = []
+    for name, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(data)}")
+    record.append(f"{info}/RECORD,,")
+    files = {**files, f"{info}/RECORD": ("\n".join(record) + "\n").encode()}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            entry = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            entry.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
+            z.writestr(entry, data, zipfile.ZIP_DEFLATED)
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     lib, tf_version = _build_library()
     files = {f"gradrt_tf/{p.name}": p.read_bytes() for p in sorted((TF_DIR / "gradrt_tf").glob("*.py"))}
@@ -140,16 +157,6 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     info = _dist_name() + ".dist-info"
     files[f"{info}/METADATA"] = _metadata(tf_version).encode()
     files[f"{info}/WHEEL"] = _wheel_file().encode()
-    record = []
-    for path, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(data)}")
-    record.append(f"{info}/RECORD,,")
-    files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
     wheel = f"{_dist_name()}-{_wheel_tag()}.whl"
-    with zipfile.ZipFile(Path(wheel_directory) / wheel, "w", zipfile.ZIP_DEFLATED) as z:
-        for path, data in files.items():
-            info_ = zipfile.ZipInfo(path, date_time=(2020, 1, 1, 0, 0, 0))
-            info_.external_attr = (0o755 if path.endswith(".so") else 0o644) << 16
-            z.writestr(info_, data, zipfile.ZIP_DEFLATED)
+    write_wheel(Path(wheel_directory) / wheel, files, info)
     return wheel
