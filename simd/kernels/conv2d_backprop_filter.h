@@ -18,10 +18,13 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-template <class T, class Arch>
-void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, const T* dy, T* dw) {
-  using G = Gemm<T, Arch, kMR, kNRV>;
-  constexpr int64_t MR = kMR, NR = G::NR;
+// With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants) and the K chunks of
+// `tuning`.
+template <class T, class Arch, int MR_, int NRV>
+void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x,
+                                  const T* dy, T* dw) {
+  using G = Gemm<T, Arch, MR_, NRV>;
+  constexpr int64_t MR = MR_, NR = G::NR;
   const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, groups = p.groups;
   const int64_t ocg = p.out_c / groups, np = (ocg + NR - 1) / NR;
   const int64_t npix = p.batch * p.out_h * p.out_w;
@@ -35,7 +38,7 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
   // oc (<= 128: 3x3 64->64) takes 512 pixels, halving the dw tile reloads (+2.5% there);
   // wider oc keeps 256 (512 was 1-2% slower for 1x1 256->512). The chunking never changes
   // the bits: each dw value is one FMA chain in pixel order, stored and reloaded between.
-  const int64_t KC = np * NR <= 128 ? kTiles.filter_k_narrow : kTiles.filter_k_wide;
+  const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
   // In place, each panel pass reads NR values of every dy row: with 32-byte rows (SSE, NEON,
   // WASM) that is half a line per row and the K chunk's dy lines leave L1 between passes
   // (WASM 3x3 and 1x1: 15% slower than packed); with 128-byte rows (AVX-512) packing cost more
@@ -45,7 +48,7 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
   // tiles of MB = 2MR/3 or MC = MR/3 rows (other instantiations of the same micro-kernel), so
   // that e.g. fic = 64 with MR = 12 runs 4x12 + 2x8 with no wasted rows. A remainder that
   // matches none is padded (its A rows packed with zeros).
-  constexpr int MB = kMB, MC = kMC;
+  constexpr int MB = rows_b(MR_), MC = rows_c(MR_);
   int64_t tile_f0[64], tile_mr[64], tile_kind[64];  // kind: 0 -> MR, 1 -> MB, 2 -> MC
   int64_t ftiles = 0;
   int64_t* tf0 = tile_f0;
@@ -127,8 +130,15 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
         }
       }
       int64_t packed = -1, offs_for = -1;
-      for (int64_t item = i0; item < i1; ++item) {
-        const int64_t gb = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
+      // The items of a run share (g, jb, t) and differ in their f-tile: the run's calls are
+      // (f-tile, panel) pairs, in f-tile-major order or, with tuning.filter_panel_outer,
+      // panel-major (a dy panel then stays in L1 across the f-tiles, and x's tap rows are
+      // streamed instead). The order of the calls never changes a dw value's additions.
+      for (int64_t run0 = i0; run0 < i1;) {
+        const int64_t gt = run0 / ftiles;  // gb * taps + t
+        int64_t run1 = run0 + 1;
+        while (run1 < i1 && run1 / ftiles == gt) ++run1;
+        const int64_t gb = gt / taps, t = gt % taps;
         const int64_t g = gb / nb, j0 = (gb % nb) * npb, j1 = imin(np, j0 + npb);
         if (gb != packed) {  // the panels not read in place: dy[k0.., g*ocg + j*NR..] into [kc][NR]
           for (int64_t j = j0; j < j1; ++j)
@@ -137,8 +147,6 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
                          bpack + j * KC * NR);
           packed = gb;
         }
-        const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
-        const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
         if (offs_for != g * taps + t) {  // x offsets of the chunk's pixels under tap t
           const int64_t ky = t / fw, kx = t % fw;
           const int64_t dyy = ky * dh, dxx = kx * dwl, dt = (dyy * in_w + dxx) * in_c + g * fic;
@@ -157,30 +165,51 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
           offs_for = g * taps + t;
         }
         // Full tiles read x in place through the tap's table (shifted by f0); a partial tile
-        // copies its channels so that no read runs past them.
-        const T* const* at = ptab;
-        int64_t a_off = f0;
-        if (mr != cap) {
+        // (at most one per tap: the last, which takes every channel left) copies its channels
+        // so that no read runs past them.
+        for (int64_t item = run0; item < run1; ++item) {
+          const int64_t ft = item % ftiles, f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
+          const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
+          if (mr == cap) continue;
           for (int64_t k = 0; k < kc; ++k) {
             T* dst = apack + k * cap;
             for (int64_t i = 0; i < cap; ++i) dst[i] = (off[k] >= 0 && i < mr) ? x[off[k] + f0 + i] : T(0);
             a[k] = dst;
           }
-          at = a;
-          a_off = 0;
         }
-        T* c = dw + (t * fic + f0) * p.out_c + g * ocg;
-        for (int64_t j = j0; j < j1; ++j) {
+        auto call = [&](int64_t item, int64_t j) {
+          const int64_t ft = item % ftiles, f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
+          const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
+          const bool partial = mr != cap;
+          const T* const* at = partial ? a : ptab;
+          const int64_t a_off = partial ? 0 : f0;
+          T* c = dw + (t * fic + f0) * p.out_c + g * ocg + j * NR;
           const int64_t nr = imin(NR, ocg - j * NR);
           const bool direct = in_place && nr == NR;
           const int64_t ldb = direct ? p.out_c : NR;
           const T* bj = direct ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
-          if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
-          else if (kind == 1) Gemm<T, Arch, MB, kNRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
-          else Gemm<T, Arch, MC, kNRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c, p.out_c, mr, nr, k0 > 0);
+          else if (kind == 1) Gemm<T, Arch, MB, NRV>::cols(kc, at, a_off, bj, ldb, c, p.out_c, mr, nr, k0 > 0);
+          else Gemm<T, Arch, MC, NRV>::cols(kc, at, a_off, bj, ldb, c, p.out_c, mr, nr, k0 > 0);
+        };
+        if (tuning.filter_panel_outer) {
+          for (int64_t j = j0; j < j1; ++j)
+            for (int64_t item = run0; item < run1; ++item) call(item, j);
+        } else {
+          for (int64_t item = run0; item < run1; ++item)
+            for (int64_t j = j0; j < j1; ++j) call(item, j);
         }
+        run0 = run1;
       }
     }
+  });
+}
+
+template <class T, class Arch>
+void conv2d_backprop_filter(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x, const T* dy,
+                            T* dw) {
+  with_gemm_tile(tuning.backprop_filter, [&]<int MR, int NRV>() {
+    conv2d_backprop_filter_tiled<T, Arch, MR, NRV>(exec, tuning, p, x, dy, dw);
   });
 }
 
