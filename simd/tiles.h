@@ -27,9 +27,6 @@ struct ConvTuning {
   // padded output channels fit 128 and for wider ones.
   int64_t filter_k_narrow = 512;
   int64_t filter_k_wide = 256;
-  // Conv2DBackpropFilter: the (f-tile, oc panel) calls of a tap panel-major (a dy panel stays
-  // in L1 across the f-tiles) instead of f-tile-major (x's rows stay, dy streams).
-  bool filter_panel_outer = false;
 };
 
 inline constexpr int kMaxGemmTiles = 3;

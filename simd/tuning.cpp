@@ -135,9 +135,6 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       if (!parse_tile(v, vn, &t.backprop_filter)) return false;
     } else if (key == "conv2d") {
       if (!parse_tile(v, vn, &t.conv2d)) return false;
-    } else if (key == "panel_outer") {
-      if (vn != 1 || (*v != '0' && *v != '1')) return false;
-      t.filter_panel_outer = *v == '1';
     } else if (key == "filter_k") {
       long long a = 0, b = 0;
       char tail = 0;
@@ -155,10 +152,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 }
 
 std::string describe(const ConvTuning& t) {
-  char buf[192];
-  std::snprintf(buf, sizeof buf, "input %dx%d, filter %dx%d%s, conv2d %dx%d, filter K %lld/%lld",
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "input %dx%d, filter %dx%d, conv2d %dx%d, filter K %lld/%lld",
                 t.backprop_input.rows, t.backprop_input.vectors, t.backprop_filter.rows, t.backprop_filter.vectors,
-                t.filter_panel_outer ? " panel-major" : "", t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
+                t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
                 static_cast<long long>(t.filter_k_wide));
   return buf;
 }

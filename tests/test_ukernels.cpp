@@ -147,17 +147,14 @@ TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
                                        test::same_conv_params(1, 8, 9, 24, 36, 3, 1, 3)};
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
-    for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm)
-    for (bool panel_outer : {false, true}) {
+    for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm) {
       if (tile.rows == 0) continue;
       CAPTURE(simd::isa_name(isa));
       CAPTURE(tile.rows);
       CAPTURE(tile.vectors);
-      CAPTURE(panel_outer);
       simd::ConvTuning tu = saved;
       tu.conv2d = tu.backprop_input = tu.backprop_filter = tile;
       tu.filter_k_narrow = 64, tu.filter_k_wide = 48;
-      tu.filter_panel_outer = panel_outer;
       REQUIRE(simd::set_cpu_tuning(isa, tu));
       REQUIRE(simd::set_cpu_isa(isa));
       auto cpu = test::variants("cpu");
@@ -182,8 +179,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::microarch_of({"GenuineIntel", 6, 0xcf}) == simd::Microarch::sapphire_rapids);
   CHECK(simd::microarch_of({"", 0, 0}) == simd::Microarch::unknown);
   simd::ConvTuning s = t;
-  CHECK(simd::apply_tiles_override(Isa::avx512, "input=6x4,filter=14x2,filter_k=128/64,panel_outer=1", &s));
-  CHECK(s.filter_panel_outer);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "input=6x4,filter=14x2,filter_k=128/64", &s));
   CHECK(s.backprop_input == simd::GemmTile{6, 4});
   CHECK(s.backprop_filter == simd::GemmTile{14, 2});
   CHECK(s.filter_k_narrow == 128);
@@ -193,7 +189,6 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "inptu=12x2", &s));     // unknown key
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_k=0/64", &s));  // K chunk < 1
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx2, "input=12x2", &s));       // an avx512 tile
-  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "panel_outer=2", &s));
   CHECK(s.backprop_input == before.backprop_input);
   CHECK(s.filter_k_narrow == before.filter_k_narrow);
 }

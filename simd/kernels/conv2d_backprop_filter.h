@@ -38,6 +38,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   // oc (<= 128: 3x3 64->64) takes 512 pixels, halving the dw tile reloads (+2.5% there);
   // wider oc keeps 256 (512 was 1-2% slower for 1x1 256->512). The chunking never changes
   // the bits: each dw value is one FMA chain in pixel order, stored and reloaded between.
+  // (Zen 5's figures; `tuning` holds the K chunks per microarchitecture, simd/tuning.cpp.)
   const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
   // In place, each panel pass reads NR values of every dy row: with 32-byte rows (SSE, NEON,
   // WASM) that is half a line per row and the K chunk's dy lines leave L1 between passes
@@ -130,15 +131,8 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
         }
       }
       int64_t packed = -1, offs_for = -1;
-      // The items of a run share (g, jb, t) and differ in their f-tile: the run's calls are
-      // (f-tile, panel) pairs, in f-tile-major order or, with tuning.filter_panel_outer,
-      // panel-major (a dy panel then stays in L1 across the f-tiles, and x's tap rows are
-      // streamed instead). The order of the calls never changes a dw value's additions.
-      for (int64_t run0 = i0; run0 < i1;) {
-        const int64_t gt = run0 / ftiles;  // gb * taps + t
-        int64_t run1 = run0 + 1;
-        while (run1 < i1 && run1 / ftiles == gt) ++run1;
-        const int64_t gb = gt / taps, t = gt % taps;
+      for (int64_t item = i0; item < i1; ++item) {
+        const int64_t gb = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
         const int64_t g = gb / nb, j0 = (gb % nb) * npb, j1 = imin(np, j0 + npb);
         if (gb != packed) {  // the panels not read in place: dy[k0.., g*ocg + j*NR..] into [kc][NR]
           for (int64_t j = j0; j < j1; ++j)
@@ -147,6 +141,8 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
                          bpack + j * KC * NR);
           packed = gb;
         }
+        const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
+        const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
         if (offs_for != g * taps + t) {  // x offsets of the chunk's pixels under tap t
           const int64_t ky = t / fw, kx = t % fw;
           const int64_t dyy = ky * dh, dxx = kx * dwl, dt = (dyy * in_w + dxx) * in_c + g * fic;
@@ -165,41 +161,28 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
           offs_for = g * taps + t;
         }
         // Full tiles read x in place through the tap's table (shifted by f0); a partial tile
-        // (at most one per tap: the last, which takes every channel left) copies its channels
-        // so that no read runs past them.
-        for (int64_t item = run0; item < run1; ++item) {
-          const int64_t ft = item % ftiles, f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
-          const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
-          if (mr == cap) continue;
+        // copies its channels so that no read runs past them.
+        const T* const* at = ptab;
+        int64_t a_off = f0;
+        if (mr != cap) {
           for (int64_t k = 0; k < kc; ++k) {
             T* dst = apack + k * cap;
             for (int64_t i = 0; i < cap; ++i) dst[i] = (off[k] >= 0 && i < mr) ? x[off[k] + f0 + i] : T(0);
             a[k] = dst;
           }
+          at = a;
+          a_off = 0;
         }
-        auto call = [&](int64_t item, int64_t j) {
-          const int64_t ft = item % ftiles, f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
-          const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
-          const bool partial = mr != cap;
-          const T* const* at = partial ? a : ptab;
-          const int64_t a_off = partial ? 0 : f0;
-          T* c = dw + (t * fic + f0) * p.out_c + g * ocg + j * NR;
+        T* c = dw + (t * fic + f0) * p.out_c + g * ocg;
+        for (int64_t j = j0; j < j1; ++j) {
           const int64_t nr = imin(NR, ocg - j * NR);
           const bool direct = in_place && nr == NR;
           const int64_t ldb = direct ? p.out_c : NR;
           const T* bj = direct ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
-          if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c, p.out_c, mr, nr, k0 > 0);
-          else if (kind == 1) Gemm<T, Arch, MB, NRV>::cols(kc, at, a_off, bj, ldb, c, p.out_c, mr, nr, k0 > 0);
-          else Gemm<T, Arch, MC, NRV>::cols(kc, at, a_off, bj, ldb, c, p.out_c, mr, nr, k0 > 0);
-        };
-        if (tuning.filter_panel_outer) {
-          for (int64_t j = j0; j < j1; ++j)
-            for (int64_t item = run0; item < run1; ++item) call(item, j);
-        } else {
-          for (int64_t item = run0; item < run1; ++item)
-            for (int64_t j = j0; j < j1; ++j) call(item, j);
+          if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          else if (kind == 1) Gemm<T, Arch, MB, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          else Gemm<T, Arch, MC, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
         }
-        run0 = run1;
       }
     }
   });
