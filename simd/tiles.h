@@ -48,10 +48,10 @@ struct Tiles {
 
 // The rows, one per unit (namespace gradrt::simd::<isa> takes tiles::<isa>).
 namespace tiles {
-// 32 zmm registers: a 12x2 GEMM tile (24 accumulators; 14x2 and 6x4 are the alternatives
-// simd/tuning.cpp may pick per microarchitecture), 8-pixel depthwise blocks with
-// channel-vector pairs, 8 float vectors per batch-norm pass (16 floats each; 4 for double).
-inline constexpr Tiles avx512{.gemm = {{12, 2}, {14, 2}, {6, 4}},
+// 32 zmm registers: a 12x2 GEMM tile (24 accumulators; 6x4, the alternative simd/tuning.cpp
+// picks on Intel server cores; 14x2 was measured there and dropped), 8-pixel depthwise blocks
+// with channel-vector pairs, 8 float vectors per batch-norm pass (16 floats each; 4 for double).
+inline constexpr Tiles avx512{.gemm = {{12, 2}, {6, 4}},
                               .dw_block_pixels = 8, .dw_channel_pairs = true, .bn_vectors_f32 = 8,
                               .bn_vectors_f64 = 4, .wasm = false};
 // 16 ymm registers: a 6x2 GEMM tile (12 accumulators + 2 B + broadcast), 4-pixel depthwise

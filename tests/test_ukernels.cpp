@@ -179,9 +179,9 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::microarch_of({"GenuineIntel", 6, 0xcf}) == simd::Microarch::sapphire_rapids);
   CHECK(simd::microarch_of({"", 0, 0}) == simd::Microarch::unknown);
   simd::ConvTuning s = t;
-  CHECK(simd::apply_tiles_override(Isa::avx512, "input=6x4,filter=14x2,filter_k=128/64", &s));
+  CHECK(simd::apply_tiles_override(Isa::avx512, "input=6x4,filter=12x2,filter_k=128/64", &s));
   CHECK(s.backprop_input == simd::GemmTile{6, 4});
-  CHECK(s.backprop_filter == simd::GemmTile{14, 2});
+  CHECK(s.backprop_filter == simd::GemmTile{12, 2});
   CHECK(s.filter_k_narrow == 128);
   CHECK(s.filter_k_wide == 64);
   const simd::ConvTuning before = s;

@@ -3,7 +3,6 @@
 // kTiles are defined.
 #pragma once
 
-
 #include "conv2d.h"
 #include "conv2d_backprop_filter.h"
 #include "conv2d_backprop_input.h"

@@ -62,15 +62,15 @@ inline int64_t balance_grain(const Exec& exec, int64_t n, int64_t chunks_per_thr
 // Chunks of `grain` in [0, n): what parallel_for cuts.
 constexpr int64_t nchunks(int64_t n, int64_t grain) { return grain <= 0 ? 0 : (n + grain - 1) / grain; }
 
-// Calls f.template operator()<MR, NRV>() with the unit's instantiated GEMM tile (kTiles.gemm)
-// equal to `want`, or with its default tile (gemm[0]) when it has none such.
-template <int I = 1, class F>
+// Calls f.template operator()<MR, NRV>() with the GEMM tile of U (a unit's row, kTiles: the
+// tiles it instantiates) equal to `want`, or with U's default tile (gemm[0]) when none is.
+template <const Tiles& U, int I = 1, class F>
 void with_gemm_tile(GemmTile want, F&& f) {
-  if constexpr (I < kMaxGemmTiles && kTiles.gemm[I].rows > 0) {
-    if (want == kTiles.gemm[I]) return f.template operator()<kTiles.gemm[I].rows, kTiles.gemm[I].vectors>();
-    return with_gemm_tile<I + 1>(want, f);
+  if constexpr (I < kMaxGemmTiles && U.gemm[I].rows > 0) {
+    if (want == U.gemm[I]) return f.template operator()<U.gemm[I].rows, U.gemm[I].vectors>();
+    return with_gemm_tile<U, I + 1>(want, f);
   } else {
-    return f.template operator()<kTiles.gemm[0].rows, kTiles.gemm[0].vectors>();
+    return f.template operator()<U.gemm[0].rows, U.gemm[0].vectors>();
   }
 }
 

@@ -81,7 +81,7 @@ void conv2d_tiled(const Exec& exec, const ConvParams& p, const T* x, const T* w,
 
 template <class T, class Arch>
 void conv2d(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x, const T* w, T* y) {
-  with_gemm_tile(tuning.conv2d, [&]<int MR, int NRV>() { conv2d_tiled<T, Arch, MR, NRV>(exec, p, x, w, y); });
+  with_gemm_tile<kTiles>(tuning.conv2d, [&]<int MR, int NRV>() { conv2d_tiled<T, Arch, MR, NRV>(exec, p, x, w, y); });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

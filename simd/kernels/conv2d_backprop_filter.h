@@ -191,7 +191,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
 template <class T, class Arch>
 void conv2d_backprop_filter(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x, const T* dy,
                             T* dw) {
-  with_gemm_tile(tuning.backprop_filter, [&]<int MR, int NRV>() {
+  with_gemm_tile<kTiles>(tuning.backprop_filter, [&]<int MR, int NRV>() {
     conv2d_backprop_filter_tiled<T, Arch, MR, NRV>(exec, tuning, p, x, dy, dw);
   });
 }

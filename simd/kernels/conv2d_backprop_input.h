@@ -256,7 +256,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, const T*
 template <class T, class Arch>
 void conv2d_backprop_input(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* w, const T* dy,
                            T* dx) {
-  with_gemm_tile(tuning.backprop_input,
+  with_gemm_tile<kTiles>(tuning.backprop_input,
                  [&]<int MR, int NRV>() { conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, p, w, dy, dx); });
 }
 
