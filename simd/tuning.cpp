@@ -111,8 +111,8 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // Emerald Rapids (bench/results_xeon_emr.txt): 6x4 (6 broadcasts and 4 vector loads per 24
     // FMAs, against 12 and 2) took 0.92-0.94x the time of 12x2 for the input gradients and
     // 0.89-0.92x for the filter gradients, 1 thread (14x2, then also built: input 0.92-0.93,
-    // filter 0.95-1.13; dropped). With
-    // it, filter K chunks of 1024 (narrow) and 128 (wide) pixels: 0.98x and 0.97x of 512/256.
+    // filter 0.95-1.13; dropped). With 6x4, filter K chunks of 1024 (narrow) and 128 (wide)
+    // pixels took 0.98x and 0.97x the time of 512/256.
     t.backprop_input = t.backprop_filter = GemmTile{6, 4};
     t.filter_k_narrow = 1024, t.filter_k_wide = 128;
   }
