@@ -5,6 +5,7 @@
 // aarch64: neon (baseline). Emscripten: wasm_simd128 (WebAssembly SIMD128, its own unit).
 // GRADRT_CPU_ISA forces a lower ISA; detail() names the one in use.
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "cpu_isa.h"
 #include "kernels/table.h"
 #include "parallel.h"
+#include "tuning.h"
 
 namespace gradrt::simd {
 
@@ -90,6 +92,12 @@ const KernelTable* table_for(Isa isa) {
   }
 }
 
+}  // namespace
+
+const KernelTable* kernel_table(Isa isa) { return table_for(isa); }
+
+namespace {
+
 bool runnable(Isa isa) {
   switch (isa) {
     case Isa::scalar: return true;
@@ -118,12 +126,23 @@ bool runnable(Isa isa) {
 struct State {
   std::atomic<Isa> isa{Isa::scalar};
   std::string ignored;  // a GRADRT_CPU_ISA value that could not be honoured
+  // The GEMM drivers' tiles for the ISA in use on this microarchitecture (tuning.h), one set
+  // per ISA so that switching ISAs (tests) swaps no shared object under a running kernel.
+  ConvTuning tuning[int(Isa::wasm_simd128) + 1];
+  std::string ignored_tiles;  // a GRADRT_CPU_TILES value that could not be honoured
   State() {
     Isa chosen = best_isa();
     if (const char* env = std::getenv("GRADRT_CPU_ISA"); env && *env) {
       Isa want;
       if (isa_from_name(env, &want) && runnable(want)) chosen = want;
       else ignored = env;
+    }
+    const Microarch m = microarch_of(cpu_ident());
+    const char* tiles_env = std::getenv("GRADRT_CPU_TILES");
+    for (int i = 0; i <= int(Isa::wasm_simd128); ++i) {
+      tuning[i] = conv_tuning(Isa(i), m);
+      if (tiles_env && *tiles_env && Isa(i) == chosen && !apply_tiles_override(Isa(i), tiles_env, &tuning[i]))
+        ignored_tiles = tiles_env;
     }
     isa.store(chosen);
   }
@@ -174,6 +193,14 @@ Isa best_isa() {
 
 Isa cpu_isa() { return state().isa.load(); }
 
+const ConvTuning& cpu_tuning(Isa isa) { return state().tuning[int(isa)]; }
+
+bool set_cpu_tuning(Isa isa, const ConvTuning& t) {
+  if (!tiles_built(isa, t)) return false;
+  state().tuning[int(isa)] = t;
+  return true;
+}
+
 std::string ignored_isa_request() { return state().ignored; }
 
 bool set_cpu_isa(Isa isa) {
@@ -190,6 +217,7 @@ namespace {
 using simd::KernelTable;
 
 const KernelTable& kt() { return *simd::table_for(simd::cpu_isa()); }
+const simd::ConvTuning& tuning() { return simd::cpu_tuning(simd::cpu_isa()); }
 
 // The table of the element type of a kernel's first tensor argument (every kernel has one).
 template <class T, class... Rest>
@@ -207,12 +235,19 @@ class CpuBackend final : public Backend {
       s += std::string(" (forced; best here: ") + simd::isa_name(simd::best_isa()) + ")";
     const std::string ignored = simd::ignored_isa_request();
     if (!ignored.empty()) s += " (GRADRT_CPU_ISA=" + ignored + " is not available here)";
+    const simd::CpuIdent id = simd::cpu_ident();
+    char ident[96];
+    std::snprintf(ident, sizeof ident, "; %s family 0x%x model 0x%x: %s tiles: ", id.vendor.c_str(), id.family,
+                  id.model, simd::microarch_name(simd::microarch_of(id)));
+    s += ident + simd::describe(simd::cpu_tuning(simd::cpu_isa()));
+    if (!simd::state().ignored_tiles.empty())
+      s += " (GRADRT_CPU_TILES=" + simd::state().ignored_tiles + " ignored: unknown key or tile not built for this ISA)";
     return s;
   }
 
 #define GRADRT_CPU_FORWARD(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES)     \
   Status STEM(const Exec& e, const P& p, GRADRT_UNPACK ARGS) override { \
-    kernels_for(GRADRT_UNPACK NAMES).STEM(e, p, GRADRT_UNPACK NAMES);   \
+    kernels_for(GRADRT_UNPACK NAMES).STEM(e, tuning(), p, GRADRT_UNPACK NAMES); \
     return Status::OK();                                                \
   }
   GRADRT_KERNELS(GRADRT_CPU_FORWARD, float)

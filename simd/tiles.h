@@ -1,20 +1,39 @@
 // Per-ISA tile choices of the cpu kernels, as data: one Tiles per arch unit, side by side
 // below (as XNNPACK's configs). simd/arch/arch_unit.h makes the unit's row its `kTiles`;
-// the drivers (simd/kernels/) and micro-kernels (simd/ukernels/) read that.
+// the drivers (simd/kernels/) read that and pass the sizes to the micro-kernels
+// (simd/ukernels/) as template arguments.
+//
+// The GEMM drivers (conv2d and its two gradients) also take a ConvTuning at run time: which
+// of the unit's instantiated GEMM tiles each runs and the filter gradient's K chunks, chosen
+// per microarchitecture (simd/tuning.h: a table keyed by CPU vendor, family and model).
 #pragma once
 
 #include <cstdint>
 
 namespace gradrt::simd {
 
+// A GEMM register tile (ukernels/gemm.h): rows (broadcast values) x vectors of columns.
+struct GemmTile {
+  int rows = 0;
+  int vectors = 0;
+  constexpr bool operator==(const GemmTile&) const = default;
+};
+
+// Run-time choices of the GEMM drivers (simd/tuning.cpp fills them per microarchitecture).
+struct ConvTuning {
+  // Tile per driver; one the unit has not instantiated (Tiles::gemm) runs the unit's default.
+  GemmTile conv2d, backprop_input, backprop_filter;
+  // Conv2DBackpropFilter K chunk (output pixels per pass over a dw tile), for groups whose
+  // padded output channels fit 128 and for wider ones.
+  int64_t filter_k_narrow = 512;
+  int64_t filter_k_wide = 256;
+};
+
+inline constexpr int kMaxGemmTiles = 3;
+
 struct Tiles {
-  // GEMM register tile (ukernels/gemm.h): rows (broadcast values) x vectors of columns.
-  int gemm_rows;
-  int gemm_vectors;
-  // Conv2DBackpropFilter K chunk (output pixels per pass over a dw tile), for groups of at
-  // most 128 output channels and for wider ones.
-  int64_t filter_k_narrow;
-  int64_t filter_k_wide;
+  // GEMM tiles instantiated in this unit; gemm[0] is the default. Unused entries: {0, 0}.
+  GemmTile gemm[kMaxGemmTiles];
   // Depthwise row kernels: pixels per register block, and whether two adjacent channel
   // vectors go through one pass (needs 32 vector registers).
   int dw_block_pixels;
@@ -29,32 +48,32 @@ struct Tiles {
 
 // The rows, one per unit (namespace gradrt::simd::<isa> takes tiles::<isa>).
 namespace tiles {
-// 32 zmm registers: a 12x2 GEMM tile, 8-pixel depthwise blocks with channel-vector pairs,
-// 8 float vectors per batch-norm pass (16 floats each; 4 for double).
-inline constexpr Tiles avx512{.gemm_rows = 12, .gemm_vectors = 2, .filter_k_narrow = 512, .filter_k_wide = 256,
+// 32 zmm registers: a 12x2 GEMM tile (24 accumulators; 6x4, the alternative simd/tuning.cpp
+// picks on Intel server cores; 14x2 was measured there and dropped), 8-pixel depthwise blocks
+// with channel-vector pairs, 8 float vectors per batch-norm pass (16 floats each; 4 for double).
+inline constexpr Tiles avx512{.gemm = {{12, 2}, {6, 4}},
                               .dw_block_pixels = 8, .dw_channel_pairs = true, .bn_vectors_f32 = 8,
                               .bn_vectors_f64 = 4, .wasm = false};
 // 16 ymm registers: a 6x2 GEMM tile (12 accumulators + 2 B + broadcast), 4-pixel depthwise
 // blocks, 4 vectors per batch-norm pass (2 sums + mean each).
-inline constexpr Tiles avx2{.gemm_rows = 6, .gemm_vectors = 2, .filter_k_narrow = 512, .filter_k_wide = 256,
+inline constexpr Tiles avx2{.gemm = {{6, 2}},
                             .dw_block_pixels = 4, .dw_channel_pairs = false, .bn_vectors_f32 = 4,
                             .bn_vectors_f64 = 4, .wasm = false};
 // 16 xmm registers: as avx2, without FMA.
 inline constexpr Tiles sse4_2 = avx2;
 // 32 q registers of 4 floats: an 8x2 GEMM tile, 8-pixel depthwise blocks with channel-vector
 // pairs, 4 vectors per batch-norm pass.
-inline constexpr Tiles neon{.gemm_rows = 8, .gemm_vectors = 2, .filter_k_narrow = 512, .filter_k_wide = 256,
+inline constexpr Tiles neon{.gemm = {{8, 2}},
                             .dw_block_pixels = 8, .dw_channel_pairs = true, .bn_vectors_f32 = 4,
                             .bn_vectors_f64 = 4, .wasm = false};
 // V8 on x64: 15 allocatable vector registers and no FMA (a*b + c is a multiply into a
 // temporary, then an add), so a 6x2 GEMM tile (12 accumulators + 2 B + broadcast + product
 // = 16) spills; 4x2 leaves room. 4-pixel depthwise blocks, and the simd/wasm/ row kernels
 // where they measured faster.
-inline constexpr Tiles wasm_simd128{.gemm_rows = 4, .gemm_vectors = 2, .filter_k_narrow = 512,
-                                    .filter_k_wide = 256, .dw_block_pixels = 4, .dw_channel_pairs = false,
+inline constexpr Tiles wasm_simd128{.gemm = {{4, 2}}, .dw_block_pixels = 4, .dw_channel_pairs = false,
                                     .bn_vectors_f32 = 4, .bn_vectors_f64 = 4, .wasm = true};
 // Vector width 1 (plain C++): a 4x2 GEMM tile.
-inline constexpr Tiles scalar{.gemm_rows = 4, .gemm_vectors = 2, .filter_k_narrow = 512, .filter_k_wide = 256,
+inline constexpr Tiles scalar{.gemm = {{4, 2}},
                               .dw_block_pixels = 4, .dw_channel_pairs = false, .bn_vectors_f32 = 4,
                               .bn_vectors_f64 = 4, .wasm = false};
 }  // namespace tiles

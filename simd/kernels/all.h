@@ -1,5 +1,6 @@
 // Every kernel of the cpu backend, and make_table<Arch>() that instantiates them for one
-// arch. Included only by simd/arch/<isa>.cpp, after GRADRT_SIMD_NS / _MR / _NRV are defined.
+// arch. Included only by simd/arch/<isa>.cpp (simd/arch/arch_unit.h), after GRADRT_SIMD_NS and
+// kTiles are defined.
 #pragma once
 
 #include "conv2d.h"
@@ -28,15 +29,44 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 template <class T, class Arch>
 KernelsT<T> make_kernels() {
   KernelsT<T> k;
-#define GRADRT_CPU_FILL(STEM, ...) k.STEM = &STEM<T, Arch>;
+  // A driver that takes the ConvTuning (the GEMM ones) gets it; the others are called without.
+#define GRADRT_CPU_FILL(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES)                                        \
+  k.STEM = [](const Exec& e, const ConvTuning& tu, const P& p, GRADRT_UNPACK ARGS) {                 \
+    if constexpr (requires { STEM<T, Arch>(e, tu, p, GRADRT_UNPACK NAMES); })                        \
+      STEM<T, Arch>(e, tu, p, GRADRT_UNPACK NAMES);                                                   \
+    else                                                                                             \
+      STEM<T, Arch>(e, p, GRADRT_UNPACK NAMES);                                                       \
+  };
   GRADRT_KERNELS(GRADRT_CPU_FILL, T)
 #undef GRADRT_CPU_FILL
   return k;
 }
 
+// The float GEMM micro-kernels of tile MR x NRV and its remainder variants, into g[0..3).
+template <class Arch, int MR, int NRV>
+void fill_gemm_ukernels(GemmUkernel* g) {
+  auto one = [&]<int R>(GemmUkernel& u) {
+    using G = Gemm<float, Arch, R, NRV>;
+    u = GemmUkernel{GemmTile{R, NRV}, int(G::L), &G::rows, &G::cols};
+  };
+  one.template operator()<MR>(g[0]);
+  one.template operator()<rows_b(MR)>(g[1]);
+  one.template operator()<rows_c(MR)>(g[2]);
+}
+
+template <class Arch, int I = 0>
+void fill_gemm_table(GemmUkernel* g) {
+  if constexpr (I < kMaxGemmTiles && kTiles.gemm[I].rows > 0) {
+    fill_gemm_ukernels<Arch, kTiles.gemm[I].rows, kTiles.gemm[I].vectors>(g + 3 * I);
+    fill_gemm_table<Arch, I + 1>(g);
+  }
+}
+
 template <class Arch>
 KernelTable make_table() {
-  return KernelTable{make_kernels<float, Arch>(), make_kernels<double, Arch>()};
+  KernelTable t{make_kernels<float, Arch>(), make_kernels<double, Arch>(), {}};
+  fill_gemm_table<Arch>(t.gemm);
+  return t;
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -5,7 +5,10 @@
 // calls micro-kernels, which take every buffer as an argument.
 #pragma once
 
+#include <mutex>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "../ukernels/vec.h"
 #include "backend.h"
@@ -66,6 +69,38 @@ inline int64_t balance_grain(const Exec& exec, int64_t n, int64_t chunks_per_thr
 
 // Chunks of `grain` in [0, n): what parallel_for cuts.
 constexpr int64_t nchunks(int64_t n, int64_t grain) { return grain <= 0 ? 0 : (n + grain - 1) / grain; }
+
+// Calls f.template operator()<MR, NRV>() with the GEMM tile of U (a unit's row, kTiles: the
+// tiles it instantiates) equal to `want`, or with U's default tile (gemm[0]) when none is.
+template <const Tiles& U, int I = 1, class F>
+void with_gemm_tile(GemmTile want, F&& f) {
+  if constexpr (I < kMaxGemmTiles && U.gemm[I].rows > 0) {
+    if (want == U.gemm[I]) return f.template operator()<U.gemm[I].rows, U.gemm[I].vectors>();
+    return with_gemm_tile<U, I + 1>(want, f);
+  } else {
+    return f.template operator()<U.gemm[0].rows, U.gemm[0].vectors>();
+  }
+}
+
+// Which threads have run a call's one-time per-thread step (a private copy of packed
+// weights): first() is true once per calling thread. Owned by the call (a local), so no state
+// outlives it; at most `threads` threads ask, a few times each.
+class FirstPerThread {
+ public:
+  explicit FirstPerThread(int threads) { seen_.reserve(size_t(imax(threads, 1))); }
+  bool first() {
+    const std::thread::id me = std::this_thread::get_id();
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::thread::id& id : seen_)
+      if (id == me) return false;
+    seen_.push_back(me);
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::thread::id> seen_;
+};
 
 // Fixed row chunking for reductions over rows: depends only on `rows` (never on threads),
 // at least `min_rows` rows per chunk and at most `max_chunks` chunks, so the partial sums

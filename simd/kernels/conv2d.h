@@ -11,10 +11,11 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-template <class T, class Arch>
-void conv2d(const Exec& exec, const ConvParams& p, const T* x, const T* w, T* y) {
-  using G = Gemm<T, Arch, kMR, kNRV>;
-  constexpr int64_t MR = kMR, NR = G::NR;
+// With the GEMM tile MR x NRV vectors.
+template <class T, class Arch, int MR_, int NRV>
+void conv2d_tiled(const Exec& exec, const ConvParams& p, const T* x, const T* w, T* y) {
+  using G = Gemm<T, Arch, MR_, NRV>;
+  constexpr int64_t MR = MR_, NR = G::NR;
   const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, groups = p.groups;
   const int64_t ocg = p.out_c / groups, np = (ocg + NR - 1) / NR;
   const int64_t npix = p.batch * p.out_h * p.out_w;
@@ -76,6 +77,11 @@ void conv2d(const Exec& exec, const ConvParams& p, const T* x, const T* w, T* y)
       }
     }
   });
+}
+
+template <class T, class Arch>
+void conv2d(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x, const T* w, T* y) {
+  with_gemm_tile<kTiles>(tuning.conv2d, [&]<int MR, int NRV>() { conv2d_tiled<T, Arch, MR, NRV>(exec, p, x, w, y); });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

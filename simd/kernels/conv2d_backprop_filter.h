@@ -18,10 +18,13 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-template <class T, class Arch>
-void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, const T* dy, T* dw) {
-  using G = Gemm<T, Arch, kMR, kNRV>;
-  constexpr int64_t MR = kMR, NR = G::NR;
+// With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants) and the K chunks of
+// `tuning`.
+template <class T, class Arch, int MR_, int NRV>
+void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x,
+                                  const T* dy, T* dw) {
+  using G = Gemm<T, Arch, MR_, NRV>;
+  constexpr int64_t MR = MR_, NR = G::NR;
   const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, groups = p.groups;
   const int64_t ocg = p.out_c / groups, np = (ocg + NR - 1) / NR;
   const int64_t npix = p.batch * p.out_h * p.out_w;
@@ -35,7 +38,8 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
   // oc (<= 128: 3x3 64->64) takes 512 pixels, halving the dw tile reloads (+2.5% there);
   // wider oc keeps 256 (512 was 1-2% slower for 1x1 256->512). The chunking never changes
   // the bits: each dw value is one FMA chain in pixel order, stored and reloaded between.
-  const int64_t KC = np * NR <= 128 ? kTiles.filter_k_narrow : kTiles.filter_k_wide;
+  // (Zen 5's figures; `tuning` holds the K chunks per microarchitecture, simd/tuning.cpp.)
+  const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
   // In place, each panel pass reads NR values of every dy row: with 32-byte rows (SSE, NEON,
   // WASM) that is half a line per row and the K chunk's dy lines leave L1 between passes
   // (WASM 3x3 and 1x1: 15% slower than packed); with 128-byte rows (AVX-512) packing cost more
@@ -45,7 +49,7 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
   // tiles of MB = 2MR/3 or MC = MR/3 rows (other instantiations of the same micro-kernel), so
   // that e.g. fic = 64 with MR = 12 runs 4x12 + 2x8 with no wasted rows. A remainder that
   // matches none is padded (its A rows packed with zeros).
-  constexpr int MB = kMB, MC = kMC;
+  constexpr int MB = rows_b(MR_), MC = rows_c(MR_);
   int64_t tile_f0[64], tile_mr[64], tile_kind[64];  // kind: 0 -> MR, 1 -> MB, 2 -> MC
   int64_t ftiles = 0;
   int64_t* tf0 = tile_f0;
@@ -176,11 +180,19 @@ void conv2d_backprop_filter(const Exec& exec, const ConvParams& p, const T* x, c
           const int64_t ldb = direct ? p.out_c : NR;
           const T* bj = direct ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
           if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
-          else if (kind == 1) Gemm<T, Arch, MB, kNRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
-          else Gemm<T, Arch, MC, kNRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          else if (kind == 1) Gemm<T, Arch, MB, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          else Gemm<T, Arch, MC, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
         }
       }
     }
+  });
+}
+
+template <class T, class Arch>
+void conv2d_backprop_filter(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x, const T* dy,
+                            T* dw) {
+  with_gemm_tile<kTiles>(tuning.backprop_filter, [&]<int MR, int NRV>() {
+    conv2d_backprop_filter_tiled<T, Arch, MR, NRV>(exec, tuning, p, x, dy, dw);
   });
 }
 

@@ -16,18 +16,18 @@
 // (building it with divisions cost 12% of the op).
 #pragma once
 
-#include <atomic>
-
 #include "common.h"
 #include "../ukernels/gemm.h"
 #include "../ukernels/pack.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-template <class T, class Arch>
-void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, const T* dy, T* dx) {
-  using G = Gemm<T, Arch, kMR, kNRV>;
-  constexpr int64_t MR = kMR, NR = G::NR;
+// With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants for remainders).
+template <class T, class Arch, int MR_, int NRV>
+void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, const T* w, const T* dy, T* dx) {
+  using G = Gemm<T, Arch, MR_, NRV>;
+  constexpr int64_t MR = MR_, NR = G::NR;
+  constexpr int kMB = rows_b(MR_), kMC = rows_c(MR_);
   const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, groups = p.groups;
   const int64_t ocg = p.out_c / groups, np = (fic + NR - 1) / NR;
   if (p.x_elements() == 0) return;
@@ -139,8 +139,8 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
             for (int64_t t = 0; t < nt; ++t) b[t] += panel;
           const int64_t nr = imin(NR, fic - j * NR);
           if (mr > kMB) G::rows(nt, kc, a, MR, b, cj, mr, nr);
-          else if (mr > kMC) Gemm<T, Arch, kMB, kNRV>::rows(nt, kc, a, MR, b, cj, mr, nr);
-          else Gemm<T, Arch, kMC, kNRV>::rows(nt, kc, a, MR, b, cj, mr, nr);
+          else if (mr > kMC) Gemm<T, Arch, kMB, NRV>::rows(nt, kc, a, MR, b, cj, mr, nr);
+          else Gemm<T, Arch, kMC, NRV>::rows(nt, kc, a, MR, b, cj, mr, nr);
         }
       };
       // Interior tile: MR pixels in one class row, every tap inside dy for all of them
@@ -233,15 +233,13 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
   const double flops = 2.0 * double(p.x_elements()) * double(taps * ocg);
   const bool priv = threads <= 2 || double(groups * np * panel) * double(threads) * 4000.0 <= flops;
   if (priv && threads > 1) {
-    static std::atomic<uint64_t> calls{0};
-    static thread_local uint64_t packed_for = 0;  // the call whose panels this thread's workspace holds
-    const uint64_t call = ++calls;
+    // A thread packs into its own workspace on its first chunk of this call; `packed` (owned
+    // by this call) records which threads have.
+    FirstPerThread packed(threads);
     par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
       T* bp = static_cast<T*>(workspace(0, size_t(pack_bytes)));
-      if (packed_for != call) {
+      if (packed.first())
         for (int64_t b = 0; b < nblocks; ++b) pack(bp, b);
-        packed_for = call;
-      }
       run_tiles(bp, t0, t1);
     });
     return;
@@ -253,6 +251,13 @@ void conv2d_backprop_input(const Exec& exec, const ConvParams& p, const T* w, co
   // Guided chunks down to one tile (a few microseconds): with 4 fixed chunks per thread the
   // last chunk left one thread idle for up to a quarter of a small op.
   par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) { run_tiles(bpack, t0, t1); });
+}
+
+template <class T, class Arch>
+void conv2d_backprop_input(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* w, const T* dy,
+                           T* dx) {
+  with_gemm_tile<kTiles>(tuning.backprop_input,
+                 [&]<int MR, int NRV>() { conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, p, w, dy, dx); });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -21,13 +21,9 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-// Register tile of the GEMM micro-kernels (the unit's tiles): MR rows (broadcast values) by
-// NRV vectors of columns.
-constexpr int kMR = kTiles.gemm_rows;
-constexpr int kNRV = kTiles.gemm_vectors;
-
-// Smaller tiles of the same micro-kernel for remainders: 2MR/3 and MR/3 rows.
-constexpr int kMB = kMR * 2 / 3 > 0 ? kMR * 2 / 3 : 1, kMC = kMR / 3 > 0 ? kMR / 3 : 1;
+// Smaller tiles of the same micro-kernel for remainders of an MR-row tile: 2MR/3 and MR/3 rows.
+constexpr int rows_b(int mr) { return mr * 2 / 3 > 0 ? mr * 2 / 3 : 1; }
+constexpr int rows_c(int mr) { return mr / 3 > 0 ? mr / 3 : 1; }
 
 template <class T, class Arch, int MR, int NRV>
 struct Gemm {

@@ -1,0 +1,164 @@
+// The per-microarchitecture table of the GEMM drivers' tiles (tuning.h) and the cpuid reading
+// it is keyed by. Compiled with the baseline flags.
+#include "tuning.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace gradrt::simd {
+
+const Tiles& unit_tiles(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return tiles::avx512;
+    case Isa::avx2: return tiles::avx2;
+    case Isa::sse4_2: return tiles::sse4_2;
+    case Isa::neon: return tiles::neon;
+    case Isa::wasm_simd128: return tiles::wasm_simd128;
+    case Isa::scalar: break;
+  }
+  return tiles::scalar;
+}
+
+bool tiles_built(Isa isa, const ConvTuning& t) {
+  auto built = [&](GemmTile g) {
+    for (const GemmTile& c : unit_tiles(isa).gemm)
+      if (c.rows > 0 && c == g) return true;
+    return false;
+  };
+  return built(t.conv2d) && built(t.backprop_input) && built(t.backprop_filter);
+}
+
+namespace {
+
+CpuIdent read_ident() {
+  CpuIdent id;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return id;
+  char vendor[13];
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  vendor[12] = 0;
+  id.vendor = vendor;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return id;
+  // Display family = base family (bits 8-11), plus the extended family (20-27) when the base is
+  // 15; display model = base model (4-7), with the extended model (16-19) as its high nibble
+  // when the base family is 6 or 15.
+  const int base_family = (a >> 8) & 0xf, base_model = (a >> 4) & 0xf;
+  id.family = base_family == 0xf ? base_family + int((a >> 20) & 0xff) : base_family;
+  id.model = base_family == 0x6 || base_family == 0xf ? base_model | int(((a >> 16) & 0xf) << 4) : base_model;
+#endif
+  return id;
+}
+
+bool parse_tile(const char* s, size_t n, GemmTile* out) {
+  int r = 0, v = 0;
+  char tail = 0;
+  std::string t(s, n);
+  if (std::sscanf(t.c_str(), "%dx%d%c", &r, &v, &tail) != 2 || r < 1 || v < 1) return false;
+  *out = GemmTile{r, v};
+  return true;
+}
+
+}  // namespace
+
+CpuIdent cpu_ident() {
+  static const CpuIdent id = read_ident();
+  return id;
+}
+
+Microarch microarch_of(const CpuIdent& id) {
+  if (id.vendor == "AuthenticAMD") {
+    if (id.family == 0x1a) return Microarch::zen5;
+    // Zen 4: Genoa / Storm Peak (0x10-0x1f), Raphael (0x60-0x6f), Phoenix (0x70-0x7f),
+    // Bergamo / Siena (0xa0-0xaf). Family 0x19's other models are Zen 3 (no AVX-512).
+    const int m = id.model;
+    if (id.family == 0x19 && ((m >= 0x10 && m <= 0x1f) || (m >= 0x60 && m <= 0x7f) || (m >= 0xa0 && m <= 0xaf)))
+      return Microarch::zen4;
+  }
+  if (id.vendor == "GenuineIntel" && id.family == 6) {
+    // Sapphire Rapids 0x8f, Emerald Rapids 0xcf, Granite Rapids 0xad / 0xae.
+    if (id.model == 0x8f || id.model == 0xcf || id.model == 0xad || id.model == 0xae)
+      return Microarch::sapphire_rapids;
+  }
+  return Microarch::unknown;
+}
+
+const char* microarch_name(Microarch m) {
+  switch (m) {
+    case Microarch::zen4: return "zen4";
+    case Microarch::zen5: return "zen5";
+    case Microarch::sapphire_rapids: return "sapphire_rapids";
+    case Microarch::unknown: break;
+  }
+  return "unknown";
+}
+
+// The table. Every row starts from the unit's default tile; a row lists only what was
+// measured better on that microarchitecture (bench/results_*.txt name the CPU of each figure).
+ConvTuning conv_tuning(Isa isa, Microarch m) {
+  const GemmTile d = unit_tiles(isa).gemm[0];
+  ConvTuning t{.conv2d = d, .backprop_input = d, .backprop_filter = d};
+  // zen4, zen5 (avx512 12x2, filter K 512/256) and the AVX2 EPYC (avx2 6x2): the defaults,
+  // tuned there in sessions 2-7.
+  if (isa == Isa::avx512 && m == Microarch::sapphire_rapids) {
+    // Emerald Rapids (bench/results_xeon_emr.txt): 6x4 (6 broadcasts and 4 vector loads per 24
+    // FMAs, against 12 and 2) took 0.92-0.94x the time of 12x2 for the input gradients and
+    // 0.89-0.92x for the filter gradients, 1 thread (14x2, then also built: input 0.92-0.93,
+    // filter 0.95-1.13; dropped). With 6x4, filter K chunks of 1024 (narrow) and 128 (wide)
+    // pixels took 0.98x and 0.97x the time of 512/256.
+    t.backprop_input = t.backprop_filter = GemmTile{6, 4};
+    t.filter_k_narrow = 1024, t.filter_k_wide = 128;
+  }
+  return t;
+}
+
+bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
+  ConvTuning t = *out;
+  const char* s = spec;
+  while (*s) {
+    const char* end = std::strchr(s, ',');
+    const size_t n = end ? size_t(end - s) : std::strlen(s);
+    const char* eq = static_cast<const char*>(std::memchr(s, '=', n));
+    if (!eq) return false;
+    const std::string key(s, size_t(eq - s));
+    const char* v = eq + 1;
+    const size_t vn = n - size_t(v - s);
+    if (key == "input") {
+      if (!parse_tile(v, vn, &t.backprop_input)) return false;
+    } else if (key == "filter") {
+      if (!parse_tile(v, vn, &t.backprop_filter)) return false;
+    } else if (key == "conv2d") {
+      if (!parse_tile(v, vn, &t.conv2d)) return false;
+    } else if (key == "filter_k") {
+      long long a = 0, b = 0;
+      char tail = 0;
+      if (std::sscanf(std::string(v, vn).c_str(), "%lld/%lld%c", &a, &b, &tail) != 2 || a < 1 || b < 1) return false;
+      t.filter_k_narrow = a, t.filter_k_wide = b;
+    } else {
+      return false;
+    }
+    s += n;
+    if (*s == ',') ++s;
+  }
+  if (!tiles_built(isa, t)) return false;
+  *out = t;
+  return true;
+}
+
+std::string describe(const ConvTuning& t) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "input %dx%d, filter %dx%d, conv2d %dx%d, filter K %lld/%lld",
+                t.backprop_input.rows, t.backprop_input.vectors, t.backprop_filter.rows, t.backprop_filter.vectors,
+                t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
+                static_cast<long long>(t.filter_k_wide));
+  return buf;
+}
+
+}  // namespace gradrt::simd

@@ -1,0 +1,194 @@
+// A tester per cpu micro-kernel: the GEMM micro-kernels (simd/ukernels/gemm.h) of every ISA unit
+// built here and runnable on this CPU, each instantiated tile and its remainder variants, on edge
+// sizes (no taps, empty K, partial rows and columns, tails of a vector), against a scalar loop
+// in double; rows and columns outside the tile must stay untouched. And the GEMM drivers with each
+// tile a unit instantiates (the run-time tile choice of simd/tuning.h) against the reference.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cases.h"
+#include "harness.h"
+#include "simd/cpu_isa.h"
+#include "simd/kernels/table.h"
+#include "simd/tuning.h"
+
+namespace {
+
+namespace simd = gradrt::simd;
+constexpr float kSentinel = -12345.0f;
+
+std::string name(simd::Isa isa, const simd::GemmUkernel& u) {
+  return std::string(simd::isa_name(isa)) + " " + std::to_string(u.tile.rows) + "x" + std::to_string(u.tile.vectors);
+}
+
+// |got - want| within 1e-5 of the sum of |terms| (float FMA chains against double).
+void check(float got, double want, double mag, const std::string& what) {
+  if (std::fabs(double(got) - want) > 1e-5 * mag + 1e-30) FAIL_CHECK(what << ": got " << got << ", want " << want);
+}
+
+// rows(): c[i][j] = sum_t sum_k a[t*as+i][k] * b[t][k*NR + j] for i < mr, j < nr.
+void test_rows(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng) {
+  const int64_t MR = u.tile.rows, NR = int64_t(u.tile.vectors) * u.lanes;
+  const std::string who = name(isa, u) + " rows";
+  for (int64_t ntaps : {0, 1, 3})
+    for (int64_t kc : {0, 1, 7, 33})
+      for (int64_t mr : {int64_t(1), MR / 2 + 1, MR})
+        for (int64_t nr : {int64_t(1), NR - 1, NR}) {
+          if (nr < 1 || mr < 1 || mr > MR) continue;
+          const int64_t as = MR + 1;  // a row-pointer stride larger than MR
+          std::vector<std::vector<float>> arows(size_t(ntaps * as + 1));
+          std::vector<const float*> a(size_t(ntaps * as + 1));
+          for (size_t r = 0; r < arows.size(); ++r) {
+            arows[r] = test::random_vec<float>(rng, size_t(kc + 1));
+            a[r] = arows[r].data();
+          }
+          std::vector<std::vector<float>> bt(size_t(ntaps + 1));
+          std::vector<const float*> b(size_t(ntaps + 1));
+          for (size_t t = 0; t < bt.size(); ++t) {
+            bt[t] = test::random_vec<float>(rng, size_t(kc * NR + 1));
+            b[t] = bt[t].data();
+          }
+          std::vector<std::vector<float>> c(size_t(MR), std::vector<float>(size_t(NR + 1), kSentinel));
+          std::vector<float*> cp(static_cast<size_t>(MR));
+          for (int64_t i = 0; i < MR; ++i) cp[size_t(i)] = c[size_t(i)].data();
+          u.rows(ntaps, kc, a.data(), as, b.data(), cp.data(), mr, nr);
+          const std::string at = who + " ntaps=" + std::to_string(ntaps) + " kc=" + std::to_string(kc) +
+                                 " mr=" + std::to_string(mr) + " nr=" + std::to_string(nr);
+          for (int64_t i = 0; i < MR; ++i)
+            for (int64_t j = 0; j <= NR; ++j) {
+              if (i >= mr || j >= nr) {
+                if (c[size_t(i)][size_t(j)] != kSentinel) FAIL_CHECK(at << ": wrote outside the tile at " << i << "," << j);
+                continue;
+              }
+              double want = 0, mag = 0;
+              for (int64_t t = 0; t < ntaps; ++t)
+                for (int64_t k = 0; k < kc; ++k) {
+                  const double term = double(a[size_t(t * as + i)][k]) * double(b[size_t(t)][k * NR + j]);
+                  want += term, mag += std::fabs(term);
+                }
+              check(c[size_t(i)][size_t(j)], want, mag, at);
+            }
+        }
+}
+
+// cols(): c[i*ldc + j] (+)= sum_k a[k][a_off + i] * b[k*ldb + j] for i < mr, j < nr.
+void test_cols(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng) {
+  const int64_t MR = u.tile.rows, NR = int64_t(u.tile.vectors) * u.lanes;
+  const std::string who = name(isa, u) + " cols";
+  for (int64_t kc : {0, 1, 9, 40})
+    for (int64_t mr : {int64_t(1), MR / 2 + 1, MR})
+      for (int64_t nr : {int64_t(1), NR - 1, NR})
+        for (bool accumulate : {false, true}) {
+          if (nr < 1) continue;
+          const int64_t a_off = 3, ldb = NR + 5, ldc = NR + 2;
+          std::vector<std::vector<float>> arows(size_t(kc + 1));
+          std::vector<const float*> a(size_t(kc + 1));
+          for (size_t k = 0; k < arows.size(); ++k) {
+            arows[k] = test::random_vec<float>(rng, size_t(a_off + MR));  // rows i >= mr readable too
+            a[k] = arows[k].data();
+          }
+          const std::vector<float> b = test::random_vec<float>(rng, size_t(kc * ldb + NR));
+          std::vector<float> c0 = test::random_vec<float>(rng, size_t(MR * ldc));
+          for (int64_t i = 0; i < MR; ++i)
+            for (int64_t j = 0; j < ldc; ++j)
+              if (i >= mr || j >= nr) c0[size_t(i * ldc + j)] = kSentinel;
+          std::vector<float> c = c0;
+          u.cols(kc, a.data(), a_off, b.data(), ldb, c.data(), ldc, mr, nr, accumulate);
+          const std::string at = who + " kc=" + std::to_string(kc) + " mr=" + std::to_string(mr) +
+                                 " nr=" + std::to_string(nr) + " accumulate=" + std::to_string(accumulate);
+          for (int64_t i = 0; i < MR; ++i)
+            for (int64_t j = 0; j < ldc; ++j) {
+              const float got = c[size_t(i * ldc + j)];
+              if (i >= mr || j >= nr) {
+                if (got != kSentinel) FAIL_CHECK(at << ": wrote outside the tile at " << i << "," << j);
+                continue;
+              }
+              double want = accumulate ? double(c0[size_t(i * ldc + j)]) : 0.0, mag = std::fabs(want);
+              for (int64_t k = 0; k < kc; ++k) {
+                const double term = double(a[size_t(k)][a_off + i]) * double(b[size_t(k * ldb + j)]);
+                want += term, mag += std::fabs(term);
+              }
+              check(got, want, mag, at);
+            }
+        }
+}
+
+}  // namespace
+
+TEST_CASE("cpu: GEMM micro-kernels of every ISA unit and tile against a scalar loop") {
+  std::mt19937 rng(2211);
+  int tested = 0;
+  for (simd::Isa isa : simd::supported_isas()) {
+    const simd::KernelTable* t = simd::kernel_table(isa);
+    for (const simd::GemmUkernel& u : t->gemm) {
+      if (u.tile.rows == 0) continue;
+      REQUIRE(bool(u.rows));
+      REQUIRE(bool(u.cols));
+      test_rows(isa, u, rng);
+      test_cols(isa, u, rng);
+      ++tested;
+    }
+  }
+  CHECK(tested >= 3);  // scalar's tile and its two remainder variants at least
+}
+
+TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
+  test::IsaGuard guard;
+  std::mt19937 rng(77);
+  // A 3x3 s1 and s2 and a 1x1 shape with channels off every tile size, several K chunks of the
+  // filter gradient (a small K chunk), and a grouped one.
+  const gradrt::ConvParams shapes[] = {test::same_conv_params(1, 9, 10, 40, 72, 3, 1),
+                                       test::same_conv_params(2, 11, 9, 36, 50, 3, 2),
+                                       test::same_conv_params(1, 7, 7, 70, 100, 1, 1),
+                                       test::same_conv_params(1, 8, 9, 24, 36, 3, 1, 3)};
+  for (simd::Isa isa : simd::supported_isas()) {
+    const simd::ConvTuning saved = simd::cpu_tuning(isa);
+    for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm) {
+      if (tile.rows == 0) continue;
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(tile.rows);
+      CAPTURE(tile.vectors);
+      simd::ConvTuning tu = saved;
+      tu.conv2d = tu.backprop_input = tu.backprop_filter = tile;
+      tu.filter_k_narrow = 64, tu.filter_k_wide = 48;
+      REQUIRE(simd::set_cpu_tuning(isa, tu));
+      REQUIRE(simd::set_cpu_isa(isa));
+      auto cpu = test::variants("cpu");
+      std::vector<test::Variant> here;
+      for (const test::Variant& v : cpu)
+        if (v.isa == isa) here.push_back(v);
+      for (const gradrt::ConvParams& p : shapes)
+        for (test::ConvKernel k : {test::ConvKernel::fwd, test::ConvKernel::bwd_input, test::ConvKernel::bwd_filter})
+          test::conv_case<float>(here, k, p, rng);
+    }
+    REQUIRE(simd::set_cpu_tuning(isa, saved));
+  }
+}
+
+TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
+  using simd::Isa;
+  simd::ConvTuning t = simd::conv_tuning(Isa::avx512, simd::Microarch::zen5);
+  CHECK(t.backprop_input == simd::GemmTile{12, 2});  // the tiles measured best on Zen 5 stay
+  CHECK(simd::microarch_of({"AuthenticAMD", 0x1a, 0x02}) == simd::Microarch::zen5);
+  CHECK(simd::microarch_of({"AuthenticAMD", 0x19, 0x11}) == simd::Microarch::zen4);
+  CHECK(simd::microarch_of({"AuthenticAMD", 0x19, 0x01}) == simd::Microarch::unknown);  // Zen 3
+  CHECK(simd::microarch_of({"GenuineIntel", 6, 0xcf}) == simd::Microarch::sapphire_rapids);
+  CHECK(simd::microarch_of({"", 0, 0}) == simd::Microarch::unknown);
+  simd::ConvTuning s = t;
+  CHECK(simd::apply_tiles_override(Isa::avx512, "input=6x4,filter=12x2,filter_k=128/64", &s));
+  CHECK(s.backprop_input == simd::GemmTile{6, 4});
+  CHECK(s.backprop_filter == simd::GemmTile{12, 2});
+  CHECK(s.filter_k_narrow == 128);
+  CHECK(s.filter_k_wide == 64);
+  const simd::ConvTuning before = s;
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input=5x5", &s));      // not instantiated
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "inptu=12x2", &s));     // unknown key
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_k=0/64", &s));  // K chunk < 1
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx2, "input=12x2", &s));       // an avx512 tile
+  CHECK(s.backprop_input == before.backprop_input);
+  CHECK(s.filter_k_narrow == before.filter_k_narrow);
+}
