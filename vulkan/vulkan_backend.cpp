@@ -54,6 +54,10 @@ class VulkanBackend final : public Backend {
 
   explicit VulkanBackend(vk::Options options = {}) : options_(std::move(options)) {}
   bool validation_enabled() { return init().ok() && ctx_->validation_enabled(); }
+  vk::Context* context(Status* s) {
+    *s = init();
+    return s->ok() ? ctx_.get() : nullptr;
+  }
 
  private:
   // Runs a kernel on the context: one submission at a time; a pipeline created on the way is
@@ -98,6 +102,8 @@ VulkanBackend* validated_instance() {
 }  // namespace
 
 Backend* vulkan_backend() { return instance(); }
+
+vk::Context* vk::backend_context(Status* s) { return instance()->context(s); }
 
 // Test hooks (tests/test_vulkan_backend.cpp declares them weak, so the test links without Vulkan).
 namespace vk::testing {

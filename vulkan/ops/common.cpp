@@ -35,6 +35,19 @@ uint32_t elementwise_threads(const Context& ctx) {
   return std::min<uint32_t>({256, l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]});
 }
 
+Lanes lanes(const Context& ctx) {
+  const uint32_t threads = elementwise_threads(ctx);  // >= 128 on every device (Vulkan's minimum)
+  Lanes l{32, 1};
+  while (l.cols * l.lanes * 2 <= threads) l.lanes *= 2;
+  return l;
+}
+
+int64_t lane_splits(int64_t k, int64_t groups_per_split, const Lanes& l, int64_t target) {
+  const int64_t by_groups = std::max<int64_t>(1, target / std::max<int64_t>(groups_per_split, 1));
+  const int64_t by_length = std::max<int64_t>(1, k / (8 * int64_t{l.lanes}));
+  return std::min(by_groups, by_length);
+}
+
 uint32_t group_count(const Context& ctx, int64_t items, int64_t per_group, int dim) {
   int64_t g = (items + per_group - 1) / per_group;
   g = std::clamp<int64_t>(g, 1, ctx.limits().maxComputeWorkGroupCount[dim]);
@@ -58,15 +71,27 @@ template <class T>
 Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, int64_t splits, float scale,
                     int64_t divisor) {
   GRADRT_RETURN_IF_ERROR(check_int32("sum_partials", {n * splits, divisor}));
-  const uint32_t threads = elementwise_threads(ctx);
+  const Lanes l = lanes(ctx);
   const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, sum_partials, 2, ReducePush), {threads}, &k));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, sum_partials, 2, ReducePush), l.spec(), &k));
   ReducePush push{static_cast<int32_t>(n), static_cast<int32_t>(splits), scale, static_cast<int32_t>(divisor)};
-  return job.dispatch(*k, {partial, result}, push, group_count(ctx, n, threads, 0));
+  return job.dispatch(*k, {partial, result}, push, group_count(ctx, n, l.cols, 0));
 }
 
 template Status sum_partials<float>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
 template Status sum_partials<double>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
+
+Status zero_output(Context& ctx, void* out, size_t bytes) {
+  if (!ctx.residents().find(out)) {
+    std::memset(out, 0, bytes);
+    return Status::OK();
+  }
+  Job job(ctx);
+  int id = 0;
+  GRADRT_RETURN_IF_ERROR(job.output(out, bytes, &id));
+  GRADRT_RETURN_IF_ERROR(job.zero(id));
+  return job.run();
+}
 
 int64_t max_filter_splits(const Context& ctx, int64_t n_dw, int64_t elem_bytes) {
   const int64_t max_bytes = std::min<int64_t>(int64_t{64} << 20, ctx.limits().maxStorageBufferRange);

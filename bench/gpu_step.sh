@@ -1,0 +1,53 @@
+#!/bin/bash
+# One prepared run on a lent GPU machine (< 6 minutes): gradrt's Vulkan backend there against
+# PyTorch's cuDNN on the same shapes. Build HERE first, then pack what that machine lacks:
+#   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DGRADRT_BENCH=ON
+#   nice -n 10 cmake --build build -j2 --target gradrt gradrt_tests vulkan_bench gradrt_step
+#   bash tests/gpu_bundle.sh                  # -> build-gpu/ (binaries, loader, layer, NVIDIA ICD)
+# and on the GPU machine, with build-gpu carried:
+#   bash bench/gpu_step.sh                    # writes to $OUT (default /tmp/gpu_step)
+# Steps: (1) the Vulkan tests with the validation layer, (2) gradrt_step for both models at
+# batch 8 and 32 on vulkan and cpu, (3) vulkan_bench per op, (4) bench/cudnn_step.py (torch +
+# cuDNN, float32 with TF32 off and on), (5) one table; JSON files in $OUT.
+# A dry run without build-gpu/ (here, on lavapipe) uses build/ and small settings:
+#   BATCHES=1 STEPS=1 bash bench/gpu_step.sh  # torch absent: its columns are empty
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu_step}
+mkdir -p "$OUT"
+BATCHES=${BATCHES:-"8 32"}
+STEPS=${STEPS:-10}
+if [ -f build-gpu/env.sh ]; then
+  . build-gpu/env.sh
+  TESTS=build-gpu/gradrt_tests VBENCH=build-gpu/vulkan_bench STEP=build-gpu/gradrt_step CLI=build-gpu/gradrt
+else
+  TESTS=build/tests/gradrt_tests VBENCH=build/bench/vulkan_bench STEP=build/gradrt_step CLI=build/gradrt
+fi
+t0=$(date +%s)
+say() { echo "== [$(( $(date +%s) - t0 )) s] $*"; }
+
+say "device"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | tee "$OUT/gpu.txt"
+"$CLI" devices 2>&1 | head -20 | tee "$OUT/devices.txt"
+
+say "(1) Vulkan tests with the validation layer"
+GRADRT_VULKAN_VALIDATION=1 timeout 150 "$TESTS" --test-case='vulkan:*' 2>&1 | tail -4 | tee "$OUT/tests.txt"
+
+say "(2) gradrt_step"
+: > "$OUT/step.jsonl"
+for model in mobilenet_block resnet_block; do
+  for batch in $BATCHES; do
+    for backend in vulkan cpu; do
+      timeout 120 "$STEP" --backend $backend --model $model --batch "$batch" --steps "$STEPS" --json \
+        >> "$OUT/step.jsonl" 2> "$OUT/step_err.txt" || { echo "gradrt_step $backend $model $batch failed:"; cat "$OUT/step_err.txt"; }
+    done
+  done
+done
+cut -c1-400 "$OUT/step.jsonl"
+
+say "(3) vulkan_bench per op"
+timeout 90 "$VBENCH" --repeat 20 2>&1 | tee "$OUT/vulkan_bench.txt"
+
+say "(4, 5) cuDNN on the same shapes, and the table"
+timeout 150 python3 bench/cudnn_step.py "$OUT/step.jsonl" --out "$OUT/gpu_step.json" 2>&1 | tee "$OUT/table.txt"
+say "done; files in $OUT"
