@@ -37,9 +37,10 @@ void main() {
       real acc[TAPS];
       for (int t = 0; t < TAPS; ++t) acc[t] = 0.0;
       if (oc < p.out_c) {
-        for (int k = k_begin + lane; k < k_end; k += LANES) {
-          const int ox = k % p.out_w, t = k / p.out_w;
-          const int oy = t % p.out_h, n = t / p.out_h;
+        // (n, oy, ox) of k, decoded once, then stepped by LANES without dividing.
+        const int k_first = k_begin + lane, out_w = max(p.out_w, 1), out_h = max(p.out_h, 1);
+        int ox = k_first % out_w, oy = (k_first / out_w) % out_h, n = k_first / (out_w * out_h);
+        for (int k = k_first; k < k_end; k += LANES) {
           const real g = dy[k * p.out_c + oc];
           const int y_base = oy * p.stride_h - p.pad_top, x_base = ox * p.stride_w - p.pad_left;
           int ky = ky0, kx = kx0;
@@ -49,6 +50,8 @@ void main() {
               acc[j] += g * x[((n * p.in_h + iy) * p.in_w + ix) * p.in_c + c];
             if (++kx == p.filter_w) { kx = 0; ++ky; }
           }
+          for (ox += LANES; ox >= out_w; ox -= out_w)
+            if (++oy == out_h) { oy = 0; ++n; }
         }
       }
       for (int j = 0; j < TAPS; ++j) {  // uniform: lane_reduce has barriers
