@@ -141,6 +141,10 @@ def fmt(v, spec=".3f"):
     return "-" if v is None else format(v, spec)
 
 
+def fmt_rate(v):  # GFLOP/s, GB/s: whole numbers, small ones (CPU drivers) with 3 digits
+    return "-" if v is None else format(v, ".0f" if v >= 100 else ".3g")
+
+
 def print_tables(steps, torch_result, peak_gbs):
     by_key = {}
     for s in steps:
@@ -161,8 +165,8 @@ def print_tables(steps, torch_result, peak_gbs):
             gflops = op["flops"] / g / 1e6 if g else None
             gbs = op["bytes"] / g / 1e6 if g else None
             ratio = c32 / g if (g and c32) else None
-            print(f'{op["op"]:36} {op["shape"]:26} {fmt(g):>9} {fmt(gflops, ".0f"):>8} {fmt(gbs, ".0f"):>7} '
-                  f'{fmt(gbs and 100 * gbs / peak_gbs, ".0f"):>6} {fmt(c32):>10} {fmt(ratio, ".2f"):>12} {fmt(ctf):>10}')
+            print(f'{op["op"]:36} {op["shape"]:26} {fmt(g):>9} {fmt_rate(gflops):>8} {fmt_rate(gbs):>7} '
+                  f'{fmt_rate(gbs and 100 * gbs / peak_gbs):>6} {fmt(c32):>10} {fmt(ratio, ".2f"):>12} {fmt(ctf):>10}')
         if vk:
             ratio = vk["wall_ms"] / vk["gpu_ms"] if vk["gpu_ms"] else None
             print(f'step on {vk["device"]}: sequence gpu {vk["gpu_ms"]:.3f} ms, wall {vk["wall_ms"]:.3f} ms '
@@ -171,7 +175,7 @@ def print_tables(steps, torch_result, peak_gbs):
                   f'step, {vk["dispatches_per_step"]} dispatches; max |sequence - op by op| = {vk["max_abs_diff_vs_op_by_op"]:g}; '
                   f'op by op: gpu {vk["op_by_op_gpu_ms"]:.3f} ms, wall {vk["op_by_op_wall_ms"]:.3f} ms')
         if cpu:
-            print(f'step on cpu ({cpu["device"]}): wall {cpu["wall_ms"]:.3f} ms')
+            print(f'step on cpu ({cpu["device"]}, {cpu.get("cpu", "?")}): wall {cpu["wall_ms"]:.3f} ms')
         if chain:
             print(f'cuDNN chain back to back: fp32 {chain["chain_fp32_ms"]:.3f} ms, tf32 {chain["chain_tf32_ms"]:.3f} ms '
                   f'(sum of kernels fp32 {sum(chain["fp32_ms"]):.3f} ms)')

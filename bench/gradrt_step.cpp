@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "parallel.h"
 #include "bench/conv_shapes.h"
 #include "status_macros.h"
 #include "vulkan/context.h"
@@ -135,7 +136,7 @@ Status make_model(const std::string& name, int64_t n, Model* m) {
 // The kernel call of op `o` on backend `b`, its tensors found by `ptr`.
 template <class Ptr>
 Status call(gradrt::Backend* b, const Op& o, Ptr ptr) {
-  const gradrt::Exec exec{0};
+  const gradrt::Exec exec{gradrt::default_threads()};  // resolved, as core does (0 is not a count)
   const auto& a = o.args;
   switch (o.kind) {
     case Kind::conv_input: return b->conv2d_backprop_input(exec, o.conv, ptr(a[0]), ptr(a[1]), ptr(a[2]));
@@ -325,6 +326,21 @@ Status run(const std::string& backend, const Model& m, int steps, Result* r, Hos
   return Status::OK();
 }
 
+// The host CPU's model name (/proc/cpuinfo), for the cpu rows and the wall times.
+std::string cpu_model() {
+  std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+  char line[512];
+  std::string name = "unknown CPU";
+  while (f && std::fgets(line, sizeof line, f))
+    if (!std::strncmp(line, "model name", 10) && std::strchr(line, ':')) {
+      name = std::strchr(line, ':') + 2;
+      name.erase(name.find_last_not_of("\n ") + 1);
+      break;
+    }
+  if (f) std::fclose(f);
+  return name;
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: gradrt_step --backend vulkan|cpu --model mobilenet_block|resnet_block --batch N "
@@ -363,14 +379,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", s.to_string().c_str());
     return s.code() == Code::Unavailable ? 3 : 1;
   }
-  std::string device = backend == "cpu" ? gradrt::cpu_backend()->detail() : "";
+  std::string device = gradrt::cpu_backend()->detail(), cpu = cpu_model();
   if (backend == "vulkan") {
     Status ignored;
     device = gradrt::vk::backend_context(&ignored)->info().props.deviceName;
   }
   device = device.substr(0, device.find('\n'));
-  for (char& c : device)
-    if (c == '"' || c == '\\') c = '\'';
+  for (std::string* text : {&device, &cpu})
+    for (char& c : *text)
+      if (c == '"' || c == '\\') c = '\'';
 
   std::string ops = "[";
   for (size_t i = 0; i < m.ops.size(); ++i) {
@@ -392,17 +409,17 @@ int main(int argc, char** argv) {
   ops += "]";
   if (json) {
     std::printf(
-        "{\"backend\":\"%s\",\"model\":\"%s\",\"batch\":%lld,\"device\":\"%s\",\"steps\":%d,\"kernels\":%zu,"
+        "{\"backend\":\"%s\",\"model\":\"%s\",\"batch\":%lld,\"device\":\"%s\",\"cpu\":\"%s\",\"steps\":%d,\"kernels\":%zu,"
         "\"dispatches_per_step\":%zu,\"submissions_per_step\":%g,\"bytes_to_device_per_step\":%.0f,"
         "\"bytes_to_host_per_step\":%.0f,\"max_abs_diff_vs_op_by_op\":%g,\"gpu_ms\":%.4f,\"wall_ms\":%.4f,"
         "\"op_by_op_gpu_ms\":%.4f,\"op_by_op_wall_ms\":%.4f,\"ops\":%s}\n",
-        backend.c_str(), model.c_str(), (long long)batch, device.c_str(), steps, m.ops.size(), r.dispatches,
+        backend.c_str(), model.c_str(), (long long)batch, device.c_str(), cpu.c_str(), steps, m.ops.size(), r.dispatches,
         r.submissions, r.to_device, r.to_host, r.max_abs_diff, r.gpu_ms, r.wall_ms, r.op_by_op_gpu_ms,
         r.op_by_op_wall_ms, ops.c_str());
     return 0;
   }
-  std::printf("%s %s batch %lld on %s: %zu kernels, %zu dispatches per step\n", model.c_str(), backend.c_str(),
-              (long long)batch, device.c_str(), m.ops.size(), r.dispatches);
+  std::printf("%s %s batch %lld on %s (host %s): %zu kernels, %zu dispatches per step\n", model.c_str(),
+              backend.c_str(), (long long)batch, device.c_str(), cpu.c_str(), m.ops.size(), r.dispatches);
   std::printf("  sequence:  wall %.3f ms, gpu %.3f ms, %g submissions, %.0f B to device, %.0f B to host per step\n",
               r.wall_ms, r.gpu_ms, r.submissions, r.to_device, r.to_host);
   std::printf("  op by op:  wall %.3f ms, gpu %.3f ms (sum of kernels)\n", r.op_by_op_wall_ms, r.op_by_op_gpu_ms);

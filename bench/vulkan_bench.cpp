@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "parallel.h"
 #include "bench/conv_shapes.h"
 #include "vulkan/context.h"
 #include "vulkan/ops/ops.h"
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
     return v;
   };
   gradrt::Backend* cpu = gradrt::cpu_backend();
-  const gradrt::Exec exec{0};
+  const gradrt::Exec exec{gradrt::default_threads()};  // resolved, as core does (0 is not a count)
 
   // Buffers live as long as the rows that point into them.
   std::vector<std::unique_ptr<std::vector<float>>> keep;

@@ -11,6 +11,7 @@
 
 namespace gradrt::vk::testing {
 __attribute__((weak)) Status sequence_probe(int threads, int64_t counts[4]);
+__attribute__((weak)) Status run_op_sequence_probe(int64_t counts[3]);
 }  // namespace gradrt::vk::testing
 
 namespace {
@@ -42,5 +43,22 @@ TEST_CASE("vulkan: a backward chain as one Sequence on device tensors: 1 submiss
 }
 
 TEST_CASE("vulkan: sequences on several threads at once") { probe(3); }
+
+TEST_CASE("vulkan: run_op on device tensors inside a Sequence: 1 submission, 0 copies, the host run's bits") {
+  if (!gradrt::vk::testing::run_op_sequence_probe) {
+    MESSAGE("skipped: gradrt was built without the Vulkan backend");
+    return;
+  }
+  int64_t counts[3] = {-1, -1, -1};
+  const Status s = gradrt::vk::testing::run_op_sequence_probe(counts);
+  if (s.code() == Code::Unavailable) {
+    MESSAGE("skipped: " << s.to_string());
+    return;
+  }
+  REQUIRE_MESSAGE(s.ok(), s.to_string());
+  CHECK(counts[0] == 1);
+  CHECK(counts[1] == 0);
+  CHECK(counts[2] == 0);
+}
 
 }  // namespace

@@ -13,7 +13,7 @@
 
 namespace gradrt::vk {
 
-struct Resident {
+struct alignas(64) Resident {  // 64-aligned: core takes a key as output memory (op_context.cpp)
   Buffer buffer;
   size_t bytes = 0;
 };

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "context.h"
+#include "gradrt/gradrt.h"
 #include "ops/common.h"
 #include "ops/ops.h"
 #include "sequence.h"
@@ -212,6 +214,77 @@ Status sequence_probe(int threads, int64_t counts[4]) {
     pool.emplace_back([&, t] { status[t] = check_chain(*ctx, 11 + t, threads == 1, counts); });
   for (auto& t : pool) t.join();
   for (const Status& s : status) GRADRT_RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
+// Through the public run_op on the vulkan backend's own context (the path a plan run on device
+// tensors takes): TensorViews whose data are resident keys, output_memory returning keys, inside
+// a Sequence: Conv2DBackpropInput, then Conv2DBackpropFilter of its result, compared bit for bit
+// with the same run_op calls on host tensors. counts: {submissions, bytes to the device, bytes to
+// the host} of the sequence's run. (FusedBatchNormGrad cannot take this path yet: core computes
+// its scale/offset gradients into host vectors and copies them to the outputs.)
+Status run_op_sequence_probe(int64_t counts[3]) {
+  Status s;
+  Context* ctx = backend_context(&s);
+  if (!ctx) return s;
+  const std::vector<int64_t> x_shape{2, 5, 5, 8}, w_shape{3, 3, 8, 8};
+  std::map<std::string, std::vector<float>> host{{"w", std::vector<float>(576)}, {"dy", std::vector<float>(400)},
+                                                 {"x", std::vector<float>(400)}};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(0.5f, 1.5f);
+  for (auto& [name, v] : host)
+    for (float& e : v) e = d(rng);
+  const int32_t x_sizes[4] = {2, 5, 5, 8}, w_sizes[4] = {3, 3, 8, 8};
+  const Attrs attrs{{"strides", {1, 1, 1, 1}}, {"padding", "SAME"}};
+  auto f32 = [](const std::vector<int64_t>& shape, const void* data) { return TensorView{DType::float32, shape, data}; };
+  // The two ops on tensors at w, dy, x (host arrays or keys); dw's output memory from `out`.
+  auto chain = [&](const void* w, const void* dy, const void* x, RunOptions o, std::function<void*(int)> out,
+                   Outputs* dx, Outputs* dw) {
+    o.backend = "vulkan";
+    o.output_memory = [&](std::string_view, DType, const std::vector<int64_t>&) { return out(0); };
+    GRADRT_RETURN_IF_ERROR(run_op("Conv2DBackpropInput", {{"input_sizes", {DType::int32, {4}, x_sizes}},
+        {"filter", f32(w_shape, w)}, {"out_backprop", f32(x_shape, dy)}}, attrs, dx, o));
+    o.output_memory = [&](std::string_view, DType, const std::vector<int64_t>&) { return out(1); };
+    return run_op("Conv2DBackpropFilter", {{"input", f32(x_shape, x)}, {"filter_sizes", {DType::int32, {4}, w_sizes}},
+        {"out_backprop", f32(x_shape, (*dx)[0].second.data())}}, attrs, dw, o);
+  };
+  Outputs dx_host, dw_host, dx_dev, dw_dev;
+  GRADRT_RETURN_IF_ERROR(chain(host["w"].data(), host["dy"].data(), host["x"].data(), {},
+                               [](int) -> void* { return nullptr; }, &dx_host, &dw_host));
+  // Device tensors, one sequence.
+  std::map<std::string, void*> key;
+  struct Free {
+    Context& ctx;
+    std::map<std::string, void*>& key;
+    ~Free() {
+      for (auto& [name, k] : key) ctx.residents().destroy(k);
+    }
+  } free_keys{*ctx, key};
+  for (auto [name, n] : {std::pair{"w", 576}, {"dy", 400}, {"x", 400}, {"dx", 400}, {"dw", 576}})
+    GRADRT_RETURN_IF_ERROR(ctx->residents().create(4 * n, &key[name]));
+  {
+    Job up(*ctx, false);
+    for (auto& [name, v] : host) GRADRT_RETURN_IF_ERROR(up.upload(key[name], v.data(), 4 * v.size()));
+    GRADRT_RETURN_IF_ERROR(up.run());
+  }
+  Sequence seq(*ctx);
+  GRADRT_RETURN_IF_ERROR(seq.begin());
+  s = chain(key["w"], key["dy"], key["x"], {}, [&](int i) { return key[i ? "dw" : "dx"]; }, &dx_dev, &dw_dev);
+  seq.end();
+  GRADRT_RETURN_IF_ERROR(s);
+  if (dw_dev[0].second.data() != key["dw"]) return mismatch("run_op did not write dw into the device tensor");
+  const Context::Counters c0 = ctx->counters();
+  GRADRT_RETURN_IF_ERROR(seq.run());
+  const Context::Counters c1 = ctx->counters();
+  counts[0] = int64_t(c1.submissions - c0.submissions);
+  counts[1] = int64_t(c1.bytes_to_device - c0.bytes_to_device);
+  counts[2] = int64_t(c1.bytes_to_host - c0.bytes_to_host);
+  std::vector<float> got(576);
+  Job down(*ctx, false);
+  GRADRT_RETURN_IF_ERROR(down.download(key["dw"], got.data(), 4 * got.size()));
+  GRADRT_RETURN_IF_ERROR(down.run());
+  if (std::memcmp(got.data(), dw_host[0].second.data(), 4 * got.size()))
+    return mismatch("dw differs from run_op on host tensors");
   return Status::OK();
 }
 
