@@ -105,32 +105,43 @@ void add_bn(Model& m, int64_t rows, int64_t c, const std::string& l, const std::
                                                        "dscale" + l, "doffset" + l}});
 }
 
+// A block's layers in forward order: a conv (`k` x `k`, ci -> co channels), a depthwise conv
+// (co = ci), or a batch norm over co channels; all at stride 1 on 56x56.
+struct Layer {
+  enum { conv, depthwise, batch_norm } kind;
+  int64_t ci, co, k;
+};
+
+// The backward chain: the layers in reverse, each turning the gradient of its output into the
+// gradient of its input (layer i's saved input is x<i> / a<i>, its input gradient dx<i> / da<i>).
 Status make_model(const std::string& name, int64_t n, Model* m) {
-  using gradrt::bench::same_conv;
+  std::vector<Layer> layers;
+  if (name == "mobilenet_block")  // MobileNetV2's 56x56 block: 24 -> 144 (expansion 6) -> 24
+    layers = {{Layer::conv, 24, 144, 1}, {Layer::batch_norm, 144, 144, 0}, {Layer::depthwise, 144, 144, 3},
+              {Layer::batch_norm, 144, 144, 0}, {Layer::conv, 144, 24, 1}, {Layer::batch_norm, 24, 24, 0}};
+  else if (name == "resnet_block")  // ResNet's basic block at 56x56x64
+    layers = {{Layer::conv, 64, 64, 3}, {Layer::batch_norm, 64, 64, 0}, {Layer::conv, 64, 64, 3},
+              {Layer::batch_norm, 64, 64, 0}};
+  else
+    return Status(Code::InvalidArgument, "--model must be mobilenet_block or resnet_block, got " + name);
   const int64_t hw = 56, rows = n * hw * hw;
-  if (name == "mobilenet_block") {
-    const int64_t c = 24, e = 144;  // MobileNetV2's 56x56 block, expansion 6
-    m->sizes["dy"] = rows * c;
-    m->inputs.push_back("dy");
-    add_bn(*m, rows, c, "3", "dy");
-    add_conv(*m, same_conv(n, hw, e, c, 1, 1, false), false, "r2", "w3", "da3", "dw3", "dr2");
-    add_bn(*m, rows, e, "2", "dr2");
-    add_conv(*m, same_conv(n, hw, e, e, 3, 1, true), true, "r1", "wd", "da2", "dwd", "dr1");
-    add_bn(*m, rows, e, "1", "dr1");
-    add_conv(*m, same_conv(n, hw, c, e, 1, 1, false), false, "x0", "w1", "da1", "dw1", "dx0");
-    return Status::OK();
+  std::string g = "dy";
+  m->sizes[g] = rows * layers.back().co;
+  m->inputs.push_back(g);
+  for (size_t i = layers.size(); i-- > 0;) {
+    const Layer& l = layers[i];
+    const std::string id = std::to_string(i);
+    if (l.kind == Layer::batch_norm) {
+      add_bn(*m, rows, l.co, id, g);
+      g = "da" + id;
+    } else {
+      const bool dw = l.kind == Layer::depthwise;
+      add_conv(*m, gradrt::bench::same_conv(n, hw, l.ci, l.co, l.k, 1, dw), dw, "x" + id, "w" + id, g, "dw" + id,
+               "dx" + id);
+      g = "dx" + id;
+    }
   }
-  if (name == "resnet_block") {
-    const int64_t c = 64;
-    m->sizes["dy"] = rows * c;
-    m->inputs.push_back("dy");
-    add_bn(*m, rows, c, "2", "dy");
-    add_conv(*m, same_conv(n, hw, c, c, 3, 1, false), false, "r1", "w2", "da2", "dw2", "dr1");
-    add_bn(*m, rows, c, "1", "dr1");
-    add_conv(*m, same_conv(n, hw, c, c, 3, 1, false), false, "x0", "w1", "da1", "dw1", "dx0");
-    return Status::OK();
-  }
-  return Status(Code::InvalidArgument, "--model must be mobilenet_block or resnet_block, got " + name);
+  return Status::OK();
 }
 
 // The kernel call of op `o` on backend `b`, its tensors found by `ptr`.
