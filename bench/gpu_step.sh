@@ -7,7 +7,7 @@
 # and on the GPU machine, with build-gpu carried:
 #   bash bench/gpu_step.sh                    # writes to $OUT (default /tmp/gpu_step)
 # Steps: (1) the Vulkan tests with the validation layer, (2) gradrt_step for both models at
-# batch 8 and 32 on vulkan and cpu, (3) vulkan_bench per op, (4) bench/cudnn_step.py (torch +
+# batch 8 and 32 on vulkan and cpu, (3) vulkan_bench per op (with an A/B of the conv tiles), (4) bench/cudnn_step.py (torch +
 # cuDNN, float32 with TF32 off and on), (5) one table; JSON files in $OUT.
 # A dry run without build-gpu/ (here, on lavapipe) uses build/ and small settings:
 #   BATCHES=1 STEPS=1 SKIP_VBENCH=1 bash bench/gpu_step.sh   # torch absent: its columns are empty
@@ -45,8 +45,13 @@ for model in mobilenet_block resnet_block; do
 done
 cut -c1-400 "$OUT/step.jsonl"
 
-say "(3) vulkan_bench per op"
-if [ "${SKIP_VBENCH:-0}" = 1 ]; then echo skipped; else timeout 90 "$VBENCH" --repeat 20 2>&1 | tee "$OUT/vulkan_bench.txt"; fi
+say "(3) vulkan_bench per op: conv tiles as chosen by size, then the 128x64 (8x4) tile forced, then 64x64 (4x4)"
+if [ "${SKIP_VBENCH:-0}" = 1 ]; then echo skipped; else
+  for tiles in auto large wide; do
+    echo "-- GRADRT_VULKAN_GEMM_TILES=$tiles"
+    GRADRT_VULKAN_GEMM_TILES=$tiles timeout 60 "$VBENCH" --repeat 20 2>&1 | tee "$OUT/vulkan_bench_$tiles.txt"
+  done
+fi
 
 say "(4, 5) cuDNN on the same shapes, and the table"
 timeout 150 python3 bench/cudnn_step.py "$OUT/step.jsonl" --out "$OUT/gpu_step.json" 2>&1 | tee "$OUT/table.txt"

@@ -1,6 +1,7 @@
 #include "common.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "sum_partials.spv.h"
@@ -17,15 +18,31 @@ Status check_int32(const char* kernel, std::initializer_list<int64_t> counts) {
   return Status::OK();
 }
 
-GemmTiles gemm_tiles(const Context& ctx, int64_t cols, size_t elem_bytes) {
+// GRADRT_VULKAN_GEMM_TILES=wide|large forces that tile where it fits (benchmark A/B, and the
+// tests run the large tile on small shapes); anything else: chosen by size.
+static const char* forced_gemm_tiles() {
+  static const std::string v = [] {
+    const char* e = std::getenv("GRADRT_VULKAN_GEMM_TILES");
+    return std::string(e ? e : "");
+  }();
+  return v.c_str();
+}
+
+GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes) {
   const VkPhysicalDeviceLimits& l = ctx.limits();
   const uint32_t invocations = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
   auto fits = [&](const GemmTiles& t) {  // shared: BK*(BM+BN) elements + (BM+BK) ivec4 of decoded indices
     return t.threads() <= invocations &&
            t.bk * (t.bm + t.bn) * elem_bytes + (t.bm + t.bk) * 16 <= l.maxComputeSharedMemorySize;
   };
-  const GemmTiles narrow{128, 16, 16, 8, 1}, wide{64, 64, 16, 4, 4};
+  const GemmTiles narrow{128, 16, 16, 8, 1}, wide{64, 64, 16, 4, 4}, large{128, 64, 16, 8, 4};
+  const std::string forced = forced_gemm_tiles();
+  if (forced == "large" && fits(large)) return large;
+  if (forced == "wide" && fits(wide)) return wide;
   if (cols <= 16 && fits(narrow)) return narrow;  // few output channels: tall tiles
+  // Large float32 problems (>= 2^22 outputs: hundreds of 128-row tiles even on a big GPU): 8x4
+  // outputs per invocation, 32 multiply-adds per 12 shared-memory loads instead of 16 per 8.
+  if (elem_bytes == 4 && rows * cols >= (int64_t{1} << 22) && cols >= 48 && fits(large)) return large;
   if (fits(wide)) return wide;
   return {32, 32, 8, 4, 4};  // 64 invocations, < 5 KiB shared: within every device's minimums
 }

@@ -22,13 +22,13 @@ constexpr int64_t kMaxIndex = (int64_t{1} << 31) - (int64_t{1} << 25);
 Status check_int32(const char* kernel, std::initializer_list<int64_t> counts);
 
 // Implicit-GEMM tile shape (shaders/common/implicit_gemm.glsl), picked from the device limits
-// and the width of the problem; spec() is the specialisation-constant vector.
+// and the size (rows x cols of C) of the problem; spec() is the specialisation-constant vector.
 struct GemmTiles {
   uint32_t bm, bn, bk, tm, tn;
   uint32_t threads() const { return (bm / tm) * (bn / tn); }
   std::vector<uint32_t> spec() const { return {threads(), bm, bn, bk, tm, tn}; }
 };
-GemmTiles gemm_tiles(const Context& ctx, int64_t cols, size_t elem_bytes);
+GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes);
 
 // Workgroup size for the one-invocation-per-element shaders.
 uint32_t elementwise_threads(const Context& ctx);
