@@ -31,11 +31,10 @@ Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy
   const int64_t max_splits = std::max<int64_t>(1, (int64_t{64} << 20) / (2 * int64_t(sizeof(T)) * p.channels));
   const Split split = split_reduction(p.rows, std::min(lane_splits(p.rows, gx, l), max_splits), 1);
   BatchNormPush push = batch_norm_push(p, split);
-  const uint32_t threads = elementwise_threads(ctx);
   const Kernel *k_sums = nullptr, *k_final = nullptr;
   GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad_sums, 4, BatchNormPush),
       l.spec(), &k_sums));
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad, 9, BatchNormPush), {threads}, &k_final));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad, 9, BatchNormPush), l.spec(), &k_final));
   Job job(ctx);
   const size_t cb = sizeof(T) * p.channels;
   int bdy, bx, bscale, bmean, bvar, bdx, bdscale, bdoffset, bpartial, bsums;
@@ -52,8 +51,9 @@ Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy
   GRADRT_RETURN_IF_ERROR(job.dispatch(*k_sums, {bdy, bx, bmean, bpartial}, push, gx,
       group_count(ctx, split.splits, 1, 1)));
   GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bsums, 2 * p.channels, split.splits, 1.0f));
+  // dx: channels x row lanes, each lane ~16 rows.
   GRADRT_RETURN_IF_ERROR(job.dispatch(*k_final, {bdy, bx, bscale, bmean, bvar, bsums, bdx, bdscale, bdoffset}, push,
-      group_count(ctx, std::max(n, p.channels), threads, 0)));
+      gx, group_count(ctx, p.rows, 16 * int64_t{l.lanes}, 1)));
   return job.run();
 }
 
