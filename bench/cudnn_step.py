@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch's cuDNN on the shapes of gradrt_step's chains, and the table of both.
 
-    python3 bench/cudnn_step.py STEP.jsonl [--out cudnn.json] [--reps N]
+    python3 bench/cudnn_step.py STEP.jsonl [--out cudnn.json] [--reps N] [--reuse EARLIER.json]
 
 STEP.jsonl holds gradrt_step --json lines (any backends, models, batches); each line's "ops"
 list names the kernels of one backward step with their shapes. For every (model, batch) this
@@ -186,12 +186,17 @@ def main():
     ap.add_argument("steps", help="gradrt_step --json lines")
     ap.add_argument("--out", help="write the results as JSON here")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reuse", help="take the torch results from this earlier --out file instead of measuring")
     ap.add_argument("--peak-gbs", type=float, default=3350.0, help="memory bandwidth the %%peak column uses")
     args = ap.parse_args()
     steps = load_steps(args.steps)
     if not steps:
         sys.exit(f"no gradrt_step JSON lines in {args.steps}")
-    torch_result = measure(steps, args.reps)
+    if args.reuse:
+        with open(args.reuse) as f:
+            torch_result = json.load(f)["torch"]
+    else:
+        torch_result = measure(steps, args.reps)
     print_tables(steps, torch_result, args.peak_gbs)
     if args.out:
         with open(args.out, "w") as f:

@@ -120,7 +120,8 @@ Status Job::download(const void* key, void* data, size_t bytes) {
 
 Status Job::zero(int id) {
   if (into_) return into_->zero(id);
-  if (id < 0 || static_cast<size_t>(id) >= slots_.size()) return Status(Code::Internal, "vulkan: zero: unknown buffer id");
+  if (id < 0 || static_cast<size_t>(id) >= slots_.size())
+    return Status(Code::Internal, "vulkan: zero: unknown buffer id");
   slots_[id].zero = true;
   return Status::OK();
 }

@@ -11,7 +11,8 @@ namespace gradrt::vk {
 template <class T>
 Status conv2d(Context& ctx, const ConvParams& p, const T* x, const T* w, T* y) {
   const int64_t n_y = p.y_elements();
-  if (Status s; answered_on_host(ctx, y, n_y, p.groups <= 0 || p.filter_h * p.filter_w * p.filter_in_c == 0, &s)) return s;
+  if (Status s; answered_on_host(ctx, y, n_y, p.groups <= 0 || p.filter_h * p.filter_w * p.filter_in_c == 0, &s))
+    return s;
   const int64_t M = p.batch * p.out_h * p.out_w, N = p.out_c / p.groups;
   const GemmTiles t = gemm_tiles(ctx, M, N, sizeof(T));
   return run_conv_dispatch(ctx, "conv2d", GRADRT_VK_SHADER(T, conv2d, 3, ConvPush), t.spec(), p,

@@ -14,7 +14,8 @@ namespace gradrt::vk {
 template <class T>
 Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, const T* dy, T* dw) {
   const int64_t n_dw = p.w_elements();
-  if (Status s; answered_on_host(ctx, dw, n_dw, p.groups <= 0 || p.x_elements() == 0 || p.y_elements() == 0, &s)) return s;
+  if (Status s; answered_on_host(ctx, dw, n_dw, p.groups <= 0 || p.x_elements() == 0 || p.y_elements() == 0, &s))
+    return s;
   ConvPush push;
   GRADRT_RETURN_IF_ERROR(make_conv_push("conv2d_backprop_filter", p, &push));
   const int64_t M = p.filter_h * p.filter_w * p.filter_in_c, N = p.out_c / p.groups;
