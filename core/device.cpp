@@ -2,8 +2,8 @@
 // recorded and submitted together. A device tensor's kernels see its key (Backend::device_alloc);
 // run_op carries it as TensorView data and writes outputs to it through output_memory, so core
 // passes it to the kernel untouched: that holds only where core neither converts nor stages
-// the operand (float32/float64, NHWC, ops whose outputs the kernel writes directly), hence the
-// op list below. Backends without device memory (cpu) keep tensors in host memory and run the
+// the operand (float32/float64, NHWC, ops whose outputs the kernel writes directly, no empty
+// operand: core writes those results itself), hence the checks in Sequence::record. Backends without device memory (cpu) keep tensors in host memory and run the
 // recorded calls in order at submit.
 #include <cstdlib>
 #include <cstring>
@@ -134,6 +134,9 @@ Status Sequence::record(std::string_view op, const std::map<std::string, const T
   };
   for (const auto& [name, t] : device_inputs) {
     GRADRT_RETURN_IF_ERROR(device_tensor(name, t));
+    // An empty operand makes core answer on the host (zeros written through the output
+    // pointer, which here is a key): refused.
+    if (t->num_elements() == 0) return refuse("'" + name + "' is empty (empty device tensors are not taken)");
     inputs[name] = {t->dtype(), t->shape(), DeviceAccess::key(*t)};
   }
   for (const auto& [name, t] : outputs) GRADRT_RETURN_IF_ERROR(device_tensor(name, t));

@@ -1,8 +1,8 @@
 // Device tensors and gradrt::Sequence through the public API (core/device.cpp): a conv input
 // gradient dx, then a filter gradient with dx as its input, recorded on device tensors and submitted,
 // against run_op on host tensors, bit for bit; on vulkan 1 submission and 0 bytes per submit,
-// on cpu the same API in host memory. Refusals: a device tensor in plain run_op, an op or a
-// layout a sequence does not take, a wrong output shape. Test names put them in the vulkan and
+// on cpu the same API in host memory. Refusals: a device tensor in plain run_op, an op, a
+// layout or an empty input a sequence does not take, a wrong output shape. Test names put them in the vulkan and
 // cpu ctest groups.
 #include <doctest/doctest.h>
 
@@ -90,13 +90,24 @@ void check_sequence(const std::string& device) {
     CHECK(std::memcmp(got.data(), c.dw[0].second.data(), 4 * got.size()) == 0);
   }
 
-  // Refusals: an op core converts on the host, NCHW, a wrong output shape; then submit refuses.
-  Sequence bad(device);
+  // Refusals, each in a fresh sequence (a failed record makes a sequence refuse everything after):
+  // an op core converts on the host, NCHW, an empty input (core would write its zeros through
+  // the key), a wrong output shape; then submit refuses too.
+  auto refused = [&](std::string_view op, const std::map<std::string, const Tensor*, std::less<>>& in,
+                     const Inputs& host, const Attrs& attrs, const std::map<std::string, Tensor*, std::less<>>& out) {
+    Sequence q(device);
+    const Status st = q.record(op, in, host, attrs, out);
+    return st.code() == Code::InvalidArgument && st.message().find(std::string(op)) != std::string::npos;
+  };
   Attrs nchw = c.attrs;
   nchw["data_format"] = "NCHW";
-  CHECK(bad.record("FusedBatchNormGrad", {}, {}, {}, {}).code() == Code::InvalidArgument);
-  CHECK(bad.record("Conv2DBackpropInput", {{"filter", &w}, {"out_backprop", &dy}}, {{"input_sizes", c.sizes(c.x_sizes)}},
-                   nchw, {{"output", &dx}}).code() == Code::InvalidArgument);
+  Tensor x0;
+  REQUIRE(Tensor::allocate_on(device, DType::float32, {0, 6, 5, 8}, &x0).ok());
+  CHECK(refused("FusedBatchNormGrad", {}, {}, {}, {}));
+  CHECK(refused("Conv2DBackpropInput", {{"filter", &w}, {"out_backprop", &dy}}, {{"input_sizes", c.sizes(c.x_sizes)}},
+                nchw, {{"output", &dx}}));
+  CHECK(refused("Conv2DBackpropFilter", {{"input", &x0}, {"out_backprop", &dy}},
+                {{"filter_sizes", c.sizes(c.w_sizes)}}, c.attrs, {{"output", &dw}}));
   Sequence wrong(device);
   s = wrong.record("Conv2DBackpropInput", {{"filter", &w}, {"out_backprop", &dy}},
                    {{"input_sizes", c.sizes(c.x_sizes)}}, c.attrs, {{"output", &dw}});

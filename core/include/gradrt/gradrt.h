@@ -288,8 +288,9 @@ class Sequence {
   // inputs read on the host (input_sizes, filter_sizes); outputs are the op's outputs by name,
   // device tensors the caller made with the output's dtype and shape (outputs not named, TF's
   // empty reserve spaces, are dropped). Float32/float64 NHWC convolution ops (Conv2D,
-  // DepthwiseConv2dNative and their input/filter gradients) for now; anything else, or a tensor
-  // of another device, is InvalidArgument, and after a failed record the sequence refuses submit.
+  // DepthwiseConv2dNative and their input/filter gradients) on non-empty device inputs for now;
+  // anything else, or a tensor of another device, is InvalidArgument, and after a failed record
+  // the sequence refuses submit.
   // The tensors must outlive the sequence.
   Status record(std::string_view op, const std::map<std::string, const Tensor*, std::less<>>& device_inputs,
                 const Inputs& host_inputs, const Attrs& attrs,
