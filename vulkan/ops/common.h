@@ -101,6 +101,13 @@ bool answered_on_host(Context& ctx, T* out, int64_t n, bool empty_sum, Status* s
   *s = n > 0 && empty_sum ? zero_output(ctx, out, sizeof(T) * n) : Status::OK();
   return n == 0 || empty_sum;
 }
+// The same for an output known to be host memory (memset); ops that may get device tensors use
+// the form above.
+template <class T>
+bool answered_on_host(T* out, int64_t n, bool empty_sum) {
+  if (n > 0 && empty_sum) std::memset(out, 0, sizeof(T) * n);
+  return n == 0 || empty_sum;
+}
 
 // The filter gradients (conv and depthwise) reduce over k = (n, oy, ox) in chunks, each chunk
 // writing its own partial dw. max_filter_splits: the most chunks the partial buffer allows for a
