@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "backend.h"
+#include "parallel.h"
+#include "bench/conv_shapes.h"
 #include "vulkan/context.h"
 #include "vulkan/ops/ops.h"
 
@@ -24,30 +26,10 @@ namespace {
 
 using gradrt::ConvParams;
 using gradrt::Status;
+using gradrt::bench::same_conv;
 
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-ConvParams conv(int64_t n, int64_t hw, int64_t ci, int64_t co, int64_t f, int64_t stride, bool depthwise) {
-  ConvParams p;
-  p.batch = n;
-  p.in_h = p.in_w = hw;
-  p.in_c = ci;
-  p.filter_h = p.filter_w = f;
-  p.stride_h = p.stride_w = stride;
-  p.out_h = p.out_w = (hw + stride - 1) / stride;  // SAME
-  const int64_t need = std::max<int64_t>(0, (p.out_h - 1) * stride + f - hw);
-  p.pad_top = p.pad_left = need / 2;
-  if (depthwise) {
-    p.filter_in_c = ci;
-    p.depth_multiplier = co / ci;
-    p.out_c = co;
-  } else {
-    p.filter_in_c = ci;
-    p.out_c = co;
-  }
-  return p;
 }
 
 struct Row {
@@ -85,7 +67,7 @@ int main(int argc, char** argv) {
     return v;
   };
   gradrt::Backend* cpu = gradrt::cpu_backend();
-  const gradrt::Exec exec{0};
+  const gradrt::Exec exec{gradrt::default_threads()};  // resolved, as core does (0 is not a count)
 
   // Buffers live as long as the rows that point into them.
   std::vector<std::unique_ptr<std::vector<float>>> keep;
@@ -97,7 +79,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (auto [n, hw, ci, co, f, st] : std::vector<std::array<int64_t, 6>>{
            {8, 56, 64, 64, 3, 1}, {8, 28, 128, 128, 3, 1}, {8, 14, 256, 256, 3, 1}, {8, 56, 64, 128, 3, 2}}) {
-    const ConvParams p = conv(n, hw, ci, co, f, st, false);
+    const ConvParams p = same_conv(n, hw, ci, co, f, st, false);
     const double flops = 2.0 * p.y_elements() * p.filter_h * p.filter_w * p.filter_in_c;
     char shape[96];
     std::snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld f%lld s%lld -> %lld", (long long)n, (long long)hw,
@@ -112,7 +94,7 @@ int main(int argc, char** argv) {
                     [=] { return cpu->conv2d_backprop_filter(exec, p, x, dy, dw); }});
   }
   {
-    const ConvParams p = conv(8, 112, 32, 32, 3, 1, true);
+    const ConvParams p = same_conv(8, 112, 32, 32, 3, 1, true);
     const double flops = 2.0 * p.y_elements() * 9;
     float *x = buf(fill(p.x_elements())), *w = buf(fill(p.dw_w_elements())), *dy = buf(fill(p.y_elements()));
     float *dx = buf(std::vector<float>(p.x_elements())), *dw = buf(std::vector<float>(p.dw_w_elements()));

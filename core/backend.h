@@ -34,6 +34,29 @@ class Backend {
   GRADRT_KERNELS(GRADRT_KERNEL_VIRTUAL, float)
   GRADRT_KERNELS(GRADRT_KERNEL_VIRTUAL, double)
 #undef GRADRT_KERNEL_VIRTUAL
+
+  // Device memory and recording, for device tensors and gradrt::Sequence (core/device.cpp). A
+  // backend without memory of its own answers Unimplemented to device_alloc and
+  // sequence_create: core then keeps its tensors in host memory and runs recorded calls in order.
+  // Kernels get a device tensor as its key (a pointer the backend recognises, never host data).
+  virtual Status device_alloc(size_t /*bytes*/, void** /*key*/) { return unimplemented_device(); }
+  virtual void device_free(void* /*key*/) {}
+  virtual Status device_upload(void* /*key*/, const void* /*src*/, size_t /*bytes*/) { return unimplemented_device(); }
+  virtual Status device_download(const void* /*key*/, void* /*dst*/, size_t /*bytes*/) { return unimplemented_device(); }
+  virtual Status sequence_create(void** /*seq*/) { return unimplemented_device(); }
+  // Runs `calls` (kernel calls on this thread) recording them into seq instead of running them.
+  virtual Status sequence_record(void* /*seq*/, const std::function<Status()>& /*calls*/) { return unimplemented_device(); }
+  virtual Status sequence_submit(void* /*seq*/) { return unimplemented_device(); }
+  virtual void sequence_free(void* /*seq*/) {}
+  virtual Status counters(DeviceCounters* out) {
+    *out = {};
+    return Status::OK();
+  }
+
+ private:
+  Status unimplemented_device() const {
+    return Status(Code::Unimplemented, std::string(name()) + ": no device memory of its own");
+  }
 };
 
 // The registered backends, created on first use: reference, cpu, and vulkan when built.

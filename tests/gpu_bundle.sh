@@ -1,16 +1,17 @@
 #!/bin/sh
 # Packs what the tests and vulkan_bench need on a lent GPU machine that has an NVIDIA driver
 # but no Vulkan loader (the device tool's machines: Ubuntu, no apt): build-gpu/ holds the test
-# binary, the CLI, vulkan_bench, Debian's loader and validation layer, and an ICD file naming
+# binary, the CLI, vulkan_bench, gradrt_step, Debian's loader and validation layer, and an ICD file naming
 # libEGL_nvidia.so.0 (the driver's own icd.json names libGLX_nvidia.so.0, which cannot create
 # an instance without an X server). Build first:
 #   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DGRADRT_BENCH=ON && cmake --build build
+# (bench/gpu_step.sh runs the whole GPU check from build-gpu: tests, gradrt_step, cuDNN)
 # then, on the GPU machine with build-gpu and build/gradrt carried:
 #   . build-gpu/env.sh && GRADRT_VULKAN_VALIDATION=1 build-gpu/gradrt_tests && build-gpu/vulkan_bench
 set -eu
 cd "$(dirname "$0")/.."
 rm -rf build-gpu && mkdir -p build-gpu/layer
-cp build/tests/gradrt_tests build/gradrt build/bench/vulkan_bench build-gpu/
+cp build/tests/gradrt_tests build/gradrt build/bench/vulkan_bench build/gradrt_step build-gpu/
 cp -L /usr/lib/x86_64-linux-gnu/libvulkan.so.1 build-gpu/
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so build-gpu/layer/
 sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' \

@@ -10,6 +10,7 @@ Status Context::create(const Options& options, std::unique_ptr<Context>* out) {
   ctx->buffers_ = std::make_unique<BufferPool>(*ctx->device_);
   ctx->pipelines_ = std::make_unique<Pipelines>(*ctx->device_, *ctx->cache_);
   ctx->submissions_ = std::make_unique<Submissions>(*ctx->device_, *ctx->buffers_);
+  ctx->residents_ = std::make_unique<Residents>(*ctx->buffers_);
   *out = std::move(ctx);
   return Status::OK();
 }
@@ -20,6 +21,7 @@ Context::~Context() {
   // A run whose wait failed left its submission behind; one more second for it (after a device
   // loss the wait returns at once). Still running: leak everything rather than free under it.
   if (!submissions_->settle(1000000000ull)) {
+    (void)residents_.release();
     (void)submissions_.release();
     (void)pipelines_.release();
     (void)buffers_.release();
@@ -28,6 +30,7 @@ Context::~Context() {
     return;
   }
   submissions_.reset();
+  residents_.reset();
   buffers_.reset();
   cache_->save();
   pipelines_.reset();

@@ -6,7 +6,9 @@
 //   buffer_pool.h     device memory: buffers and the pool they are reused from
 //   pipeline.h        compute pipelines per (shader, specialisation constants)
 //   submission.h      command buffers, fences, descriptor pools reused across runs
+//   resident.h        device-resident tensors (kept in the pool, known to kernels by a key)
 //   job.h             Job: one upload - dispatches - read-back run
+//   sequence.h        Sequence: several kernels recorded into one job, submitted at once
 //   testing.cpp       the tests' hooks (fault injection at the fence wait)
 // Thread-safe: jobs from several threads may run at once (each part locks what it shares).
 // The backend still runs one kernel at a time through mutex() (one queue).
@@ -23,6 +25,7 @@
 #include "job.h"
 #include "pipeline.h"
 #include "pipeline_cache.h"
+#include "resident.h"
 #include "submission.h"
 
 namespace gradrt::vk {
@@ -55,7 +58,20 @@ class Context : NoCopy {
   double last_gpu_ms() const { return last_gpu_ms_; }
   void set_last_gpu_ms(double ms) { last_gpu_ms_ = ms; }
 
+  // What crossed between host and device: submissions and the bytes of staged copies each way
+  // (every Job counts here; a step of resident tensors in one Sequence adds 1, 0, 0).
+  struct Counters {
+    uint64_t submissions = 0, bytes_to_device = 0, bytes_to_host = 0;
+  };
+  Counters counters() const { return {submissions_made_, bytes_to_device_, bytes_to_host_}; }
+  void count(uint64_t submissions, uint64_t to_device, uint64_t to_host) {
+    submissions_made_ += submissions;
+    bytes_to_device_ += to_device;
+    bytes_to_host_ += to_host;
+  }
+
   // The parts, for Job and the tests.
+  Residents& residents() { return *residents_; }
   Device& device() { return *device_; }
   BufferPool& buffers() { return *buffers_; }
   Submissions& submissions() { return *submissions_; }
@@ -68,9 +84,15 @@ class Context : NoCopy {
   std::unique_ptr<BufferPool> buffers_;
   std::unique_ptr<Pipelines> pipelines_;
   std::unique_ptr<Submissions> submissions_;
+  std::unique_ptr<Residents> residents_;
+  std::atomic<uint64_t> submissions_made_{0}, bytes_to_device_{0}, bytes_to_host_{0};
   std::atomic<bool> timing_{false};
   std::atomic<double> last_gpu_ms_{0};
   std::mutex mutex_;
 };
+
+// The context of the `vulkan` backend (vulkan_backend()), for device tensors and sequences whose
+// kernels run through that backend; nullptr with the reason in *s when there is none.
+Context* backend_context(Status* s);
 
 }  // namespace gradrt::vk

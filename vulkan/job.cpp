@@ -6,12 +6,27 @@
 #include <string>
 
 #include "context.h"
+#include "status_macros.h"
 
 namespace gradrt::vk {
 
+namespace {
+// The sequence recording on this thread, and its context (sequence.h).
+thread_local const Context* t_recording_ctx = nullptr;
+thread_local Job* t_recording_job = nullptr;
+}  // namespace
+
+Job* Job::recording(const Context& ctx) { return t_recording_ctx == &ctx ? t_recording_job : nullptr; }
+
+void Job::set_recording(Context* ctx, Job* job) {
+  t_recording_ctx = ctx;
+  t_recording_job = job;
+}
+
 Job::~Job() {
+  if (kept_) ctx_.submissions().release(std::move(kept_));  // its last run's fence signalled
   for (Slot& s : slots_) {
-    ctx_.buffers().release(&s.device);
+    if (s.owned) ctx_.buffers().release(&s.device);
     ctx_.buffers().release(&s.staging);
   }
 }
@@ -36,22 +51,84 @@ Status Job::add(size_t bytes, bool staging, int* id) {
   return Status::OK();
 }
 
+Status Job::add_resident(const void* ptr, size_t bytes, bool staging, int* id, bool* found) {
+  const Resident* r = ctx_.residents().find(ptr);
+  *found = r != nullptr;
+  if (!r) return Status::OK();
+  if (bytes > r->bytes)
+    return Status(Code::InvalidArgument, "vulkan: " + std::to_string(bytes) + " bytes of a device tensor of " +
+                                             std::to_string(r->bytes) + " bytes");
+  Slot slot;
+  slot.device = r->buffer;
+  slot.owned = false;
+  slot.bytes = bytes;
+  if (staging) GRADRT_RETURN_IF_ERROR(ctx_.buffers().acquire(bytes, true, &slot.staging));
+  slots_.push_back(slot);
+  *id = static_cast<int>(slots_.size() - 1);
+  return Status::OK();
+}
+
+// Inside a sequence (keep_) only device tensors: a host pointer would be a copy in every step.
+static Status host_in_sequence() {
+  return Status(Code::InvalidArgument,
+                "vulkan: a host tensor inside a Sequence; upload it to the device first (sequences copy nothing)");
+}
+
 Status Job::input(const void* data, size_t bytes, int* id) {
+  if (into_) return into_->input(data, bytes, id);
+  bool found = false;
+  GRADRT_RETURN_IF_ERROR(add_resident(data, bytes, false, id, &found));
+  if (found) return Status::OK();
+  if (keep_) return host_in_sequence();
   Status s = add(bytes, true, id);
   if (s.ok() && bytes) std::memcpy(slots_[*id].staging.mapped, data, bytes);
   return s;
 }
 
 Status Job::output(void* data, size_t bytes, int* id) {
+  if (into_) return into_->output(data, bytes, id);
+  bool found = false;
+  GRADRT_RETURN_IF_ERROR(add_resident(data, bytes, false, id, &found));
+  if (found) return Status::OK();
+  if (keep_) return host_in_sequence();
   Status s = add(bytes, true, id);
   if (s.ok()) slots_[*id].host_out = data;
   return s;
 }
 
-Status Job::scratch(size_t bytes, int* id) { return add(bytes, false, id); }
+Status Job::scratch(size_t bytes, int* id) { return into_ ? into_->scratch(bytes, id) : add(bytes, false, id); }
+
+Status Job::upload(void* key, const void* data, size_t bytes) {
+  if (into_ || keep_) return Status(Code::InvalidArgument, "vulkan: an upload inside a Sequence (upload before it)");
+  int id = 0;
+  bool found = false;
+  GRADRT_RETURN_IF_ERROR(add_resident(key, bytes, true, &id, &found));
+  if (!found) return Status(Code::InvalidArgument, "vulkan: upload: not a device tensor of this context");
+  if (bytes) std::memcpy(slots_[id].staging.mapped, data, bytes);
+  return Status::OK();
+}
+
+Status Job::download(const void* key, void* data, size_t bytes) {
+  if (into_ || keep_) return Status(Code::InvalidArgument, "vulkan: a download inside a Sequence (download after it)");
+  int id = 0;
+  bool found = false;
+  GRADRT_RETURN_IF_ERROR(add_resident(key, bytes, true, &id, &found));
+  if (!found) return Status(Code::InvalidArgument, "vulkan: download: not a device tensor of this context");
+  slots_[id].host_out = data;
+  return Status::OK();
+}
+
+Status Job::zero(int id) {
+  if (into_) return into_->zero(id);
+  if (id < 0 || static_cast<size_t>(id) >= slots_.size())
+    return Status(Code::Internal, "vulkan: zero: unknown buffer id");
+  slots_[id].zero = true;
+  return Status::OK();
+}
 
 Status Job::dispatch(const Kernel& kernel, std::initializer_list<int> buffers, const void* push,
                      size_t push_size, uint32_t gx, uint32_t gy, uint32_t gz) {
+  if (into_) return into_->dispatch(kernel, buffers, push, push_size, gx, gy, gz);
   const VkPhysicalDeviceLimits& l = ctx_.limits();
   if (buffers.size() != kernel.bindings)
     return Status(Code::Internal, "vulkan: " + kernel.key + " takes " + std::to_string(kernel.bindings) +
@@ -115,9 +192,10 @@ Status Job::record(const Submission& sub) {
   const Fns& f = ctx_.device().fns();
   VkCommandBuffer cmd = sub.cmd;
   VkQueryPool queries = ctx_.timing() ? sub.queries : VK_NULL_HANDLE;
+  timed_ = queries != VK_NULL_HANDLE;
   VkCommandBufferBeginInfo cbi{};
   cbi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  cbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  cbi.flags = keep_ ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;  // kept: submitted again
   s = ctx_.device().check(f.vkBeginCommandBuffer(cmd, &cbi), "vkBeginCommandBuffer");
   if (!s.ok()) return s;
   if (queries) f.vkCmdResetQueryPool(cmd, queries, 0, 2);
@@ -130,12 +208,14 @@ Status Job::record(const Submission& sub) {
     mb.dstAccessMask = dst_access;
     f.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
   };
-  // 1. staging -> device for inputs.
-  for (Slot& slot : slots_)
+  // 1. staging -> device for inputs; zero fills.
+  for (Slot& slot : slots_) {
     if (slot.staging.buffer && !slot.host_out && slot.bytes) {
       VkBufferCopy c{0, 0, slot.bytes};
       f.vkCmdCopyBuffer(cmd, slot.staging.buffer, slot.device.buffer, 1, &c);
     }
+    if (slot.zero) f.vkCmdFillBuffer(cmd, slot.device.buffer, 0, VK_WHOLE_SIZE, 0);
+  }
   barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   // BOTTOM_OF_PIPE: written once the uploads have completed (TOP_OF_PIPE would be written
@@ -168,7 +248,7 @@ Status Job::record(const Submission& sub) {
 }
 
 void Job::read_timestamps(const Submission& sub) {
-  if (!ctx_.timing() || !sub.queries) return;
+  if (!timed_) return;  // recorded without timestamps
   uint64_t t[2] = {0, 0};
   if (ctx_.device().fns().vkGetQueryPoolResults(ctx_.device().handle(), sub.queries, 0, 2, sizeof(t), t,
                                                 sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) !=
@@ -193,27 +273,20 @@ uint64_t Job::wait_limit_s() {
 }
 
 void Job::abandon(std::unique_ptr<Submission> sub) {
-  std::vector<Buffer> buffers;
-  for (Slot& s : slots_) buffers.insert(buffers.end(), {s.device, s.staging});
+  std::vector<Buffer> buffers;  // a resident tensor's buffer stays with its tensor
+  for (Slot& s : slots_) buffers.insert(buffers.end(), {s.owned ? s.device : Buffer{}, s.staging});
   slots_.clear();
   ctx_.submissions().abandon(std::move(sub), std::move(buffers));
 }
 
-Status Job::run() {
+Status Job::submit_and_wait(std::unique_ptr<Submission>& sub) {
   Device& device = ctx_.device();
-  Status s = device.usable();
+  Status s = device.submit(sub->cmd, sub->fence);
   if (!s.ok()) return s;
-  uint32_t descriptors = 0;
-  for (const Dispatch& d : dispatches_) descriptors += d.kernel->bindings;
-  std::unique_ptr<Submission> sub;
-  s = ctx_.submissions().acquire(static_cast<uint32_t>(dispatches_.size()), descriptors, ctx_.timing(), &sub);
-  if (!s.ok()) return s;
-  s = record(*sub);
-  if (s.ok()) s = device.submit(sub->cmd, sub->fence);
-  if (!s.ok()) {
-    ctx_.submissions().release(std::move(sub));  // never submitted: reusable
-    return s;
-  }
+  uint64_t to_device = 0, to_host = 0;
+  for (const Slot& slot : slots_)
+    if (slot.staging.buffer) (slot.host_out ? to_host : to_device) += slot.bytes;
+  ctx_.count(1, to_device, to_host);
   // A bounded wait: a hung device becomes a status, not a hung caller.
   const uint64_t timeout_s = wait_limit_s();
   const VkResult r = ctx_.submissions().wait(sub.get(), timeout_s * 1000000000ull);
@@ -227,8 +300,29 @@ Status Job::run() {
   for (Slot& slot : slots_)
     if (slot.host_out && slot.bytes) std::memcpy(slot.host_out, slot.staging.mapped, slot.bytes);
   read_timestamps(*sub);
-  ctx_.submissions().release(std::move(sub));
   return Status::OK();
+}
+
+Status Job::run() {
+  if (into_) return Status::OK();  // recorded into the sequence's job, which runs it
+  Device& device = ctx_.device();
+  Status s = device.usable();
+  if (!s.ok()) return s;
+  if (kept_) {  // a sequence's later runs: the same command buffer again
+    s = device.check(device.fns().vkResetFences(device.handle(), 1, &kept_->fence), "vkResetFences");
+    return s.ok() ? submit_and_wait(kept_) : s;
+  }
+  uint32_t descriptors = 0;
+  for (const Dispatch& d : dispatches_) descriptors += d.kernel->bindings;
+  std::unique_ptr<Submission> sub;
+  s = ctx_.submissions().acquire(static_cast<uint32_t>(dispatches_.size()), descriptors, ctx_.timing(), &sub);
+  if (!s.ok()) return s;
+  s = record(*sub);
+  if (s.ok()) s = submit_and_wait(sub);
+  if (!sub) return s;  // abandoned
+  if (s.ok() && keep_) kept_ = std::move(sub);
+  else ctx_.submissions().release(std::move(sub));  // done, or never submitted: reusable
+  return s;
 }
 
 }  // namespace gradrt::vk

@@ -3,6 +3,10 @@
 // the context's pool, the command buffer, fence and descriptor sets from a reused Submission;
 // all go back when the job ends, also after a failure. A job belongs to one thread; several
 // jobs may run at once on one context.
+// Resident tensors (resident.h): an input or output pointer that is a resident key binds that
+// tensor's buffer, with no staging and no copy. While a Sequence records on this thread
+// (sequence.h), a Job forwards everything to the sequence's job and run() records only; there
+// every tensor must be resident (a host pointer is InvalidArgument: no hidden copies).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +24,8 @@ class Context;
 
 class Job : NoCopy {
  public:
-  explicit Job(Context& ctx) : ctx_(ctx) {}
+  // forward = false: a job of its own even while a sequence records (uploads, downloads).
+  explicit Job(Context& ctx, bool forward = true) : ctx_(ctx), into_(forward ? recording(ctx) : nullptr) {}
   ~Job();
 
   // Buffers are referred to by the ids these return.
@@ -30,6 +35,11 @@ class Job : NoCopy {
   Status output(void* data, size_t bytes, int* id);
   // A device-only buffer (partial sums).
   Status scratch(size_t bytes, int* id);
+  // Explicit copies between host memory and the resident tensor `key` (upload / download).
+  Status upload(void* key, const void* data, size_t bytes);
+  Status download(const void* key, void* data, size_t bytes);
+  // Buffer `id` filled with zero bytes before the first dispatch.
+  Status zero(int id);
 
   // The one checked dispatch: binding count and push-constant size must match the kernel,
   // the push block is at most 128 bytes and the device's maxPushConstantsSize, each group
@@ -48,10 +58,20 @@ class Job : NoCopy {
   // Unavailable and the backend is disabled), copies outputs to the host.
   Status run();
 
+  // Sequences: keep() makes run() keep its recorded command buffer, and each later run()
+  // submits it again as it is (same buffers, same dispatches). recording() is the job that
+  // Jobs made on this thread forward to, if any.
+  void keep() { keep_ = true; }
+  static Job* recording(const Context& ctx);
+  static void set_recording(Context* ctx, Job* job);
+  size_t dispatch_count() const { return dispatches_.size(); }
+
  private:
   struct Slot {
     Buffer device;
-    Buffer staging;            // inputs and outputs only
+    bool owned = true;         // false: a resident tensor's buffer
+    bool zero = false;         // filled with zeros first
+    Buffer staging;            // copies to / from host memory only
     void* host_out = nullptr;  // outputs: where the result goes
     size_t bytes = 0;
   };
@@ -62,14 +82,23 @@ class Job : NoCopy {
     uint32_t groups[3];
   };
   Status add(size_t bytes, bool staging, int* id);
+  // `ptr` is a resident key: a slot bound to its buffer (no staging unless `staging`).
+  Status add_resident(const void* ptr, size_t bytes, bool staging, int* id, bool* found);
   Status bind(const Submission& sub, std::vector<VkDescriptorSet>* sets);
   Status record(const Submission& sub);
   void read_timestamps(const Submission& sub);
+  // Counts the submission and its copies (Context::counters), submits, waits, copies outputs
+  // to the host; a failed wait abandons `sub` (resets it).
+  Status submit_and_wait(std::unique_ptr<Submission>& sub);
   // The wait failed: the device may still use the submission and our buffers.
   void abandon(std::unique_ptr<Submission> sub);
   static uint64_t wait_limit_s();
 
   Context& ctx_;
+  Job* into_ = nullptr;  // the recording sequence's job this one forwards to
+  bool keep_ = false;
+  bool timed_ = false;  // the recorded command buffer writes timestamps
+  std::unique_ptr<Submission> kept_;  // keep(): recorded, submitted again by each run()
   std::vector<Slot> slots_;
   std::vector<Dispatch> dispatches_;
 };

@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "context.h"
+#include "sequence.h"
 #include "ops/common.h"
 #include "ops/ops.h"
 
@@ -52,8 +53,47 @@ class VulkanBackend final : public Backend {
   GRADRT_KERNELS(GRADRT_VK_FORWARD, double)
 #undef GRADRT_VK_FORWARD
 
+  // Device tensors are resident buffers (resident.h), sequences vk::Sequence (sequence.h).
+  Status device_alloc(size_t bytes, void** key) override {
+    GRADRT_RETURN_IF_ERROR(init());
+    return ctx_->residents().create(bytes, key);
+  }
+  void device_free(void* key) override {
+    if (init().ok()) ctx_->residents().destroy(key);
+  }
+  Status device_upload(void* key, const void* src, size_t bytes) override {
+    return copy([&](vk::Job& job) { return job.upload(key, src, bytes); });
+  }
+  Status device_download(const void* key, void* dst, size_t bytes) override {
+    return copy([&](vk::Job& job) { return job.download(key, dst, bytes); });
+  }
+  Status sequence_create(void** seq) override {
+    GRADRT_RETURN_IF_ERROR(init());
+    *seq = new vk::Sequence(*ctx_);
+    return Status::OK();
+  }
+  Status sequence_record(void* seq, const std::function<Status()>& calls) override {
+    auto* s = static_cast<vk::Sequence*>(seq);
+    GRADRT_RETURN_IF_ERROR(s->begin());
+    const Status st = calls();
+    s->end();
+    return st;
+  }
+  Status sequence_submit(void* seq) override { return static_cast<vk::Sequence*>(seq)->run(); }
+  void sequence_free(void* seq) override { delete static_cast<vk::Sequence*>(seq); }
+  Status counters(DeviceCounters* out) override {
+    GRADRT_RETURN_IF_ERROR(init());
+    const vk::Context::Counters c = ctx_->counters();
+    *out = {c.submissions, c.bytes_to_device, c.bytes_to_host};
+    return Status::OK();
+  }
+
   explicit VulkanBackend(vk::Options options = {}) : options_(std::move(options)) {}
   bool validation_enabled() { return init().ok() && ctx_->validation_enabled(); }
+  vk::Context* context(Status* s) {
+    *s = init();
+    return s->ok() ? ctx_.get() : nullptr;
+  }
 
  private:
   // Runs a kernel on the context: one submission at a time; a pipeline created on the way is
@@ -66,6 +106,15 @@ class VulkanBackend final : public Backend {
     s = kernel();
     ctx_->save_pipeline_cache();
     return s;
+  }
+
+  // An upload or download: a job of its own (also while this thread records a sequence).
+  template <class F>
+  Status copy(F add) {
+    GRADRT_RETURN_IF_ERROR(init());
+    vk::Job job(*ctx_, false);
+    GRADRT_RETURN_IF_ERROR(add(job));
+    return job.run();
   }
 
   Status init() {
@@ -98,6 +147,8 @@ VulkanBackend* validated_instance() {
 }  // namespace
 
 Backend* vulkan_backend() { return instance(); }
+
+vk::Context* vk::backend_context(Status* s) { return instance()->context(s); }
 
 // Test hooks (tests/test_vulkan_backend.cpp declares them weak, so the test links without Vulkan).
 namespace vk::testing {

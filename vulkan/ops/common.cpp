@@ -1,6 +1,7 @@
 #include "common.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "sum_partials.spv.h"
@@ -17,15 +18,31 @@ Status check_int32(const char* kernel, std::initializer_list<int64_t> counts) {
   return Status::OK();
 }
 
-GemmTiles gemm_tiles(const Context& ctx, int64_t cols, size_t elem_bytes) {
+// GRADRT_VULKAN_GEMM_TILES=wide|large forces that tile where it fits (benchmark A/B, and the
+// tests run the large tile on small shapes); anything else: chosen by size.
+static const char* forced_gemm_tiles() {
+  static const std::string v = [] {
+    const char* e = std::getenv("GRADRT_VULKAN_GEMM_TILES");
+    return std::string(e ? e : "");
+  }();
+  return v.c_str();
+}
+
+GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes) {
   const VkPhysicalDeviceLimits& l = ctx.limits();
   const uint32_t invocations = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
   auto fits = [&](const GemmTiles& t) {  // shared: BK*(BM+BN) elements + (BM+BK) ivec4 of decoded indices
     return t.threads() <= invocations &&
            t.bk * (t.bm + t.bn) * elem_bytes + (t.bm + t.bk) * 16 <= l.maxComputeSharedMemorySize;
   };
-  const GemmTiles narrow{128, 16, 16, 8, 1}, wide{64, 64, 16, 4, 4};
+  const GemmTiles narrow{128, 16, 16, 8, 1}, wide{64, 64, 16, 4, 4}, large{128, 64, 16, 8, 4};
+  const std::string forced = forced_gemm_tiles();
+  if (forced == "large" && fits(large)) return large;
+  if (forced == "wide" && fits(wide)) return wide;
   if (cols <= 16 && fits(narrow)) return narrow;  // few output channels: tall tiles
+  // Large float32 problems (>= 2^22 outputs: hundreds of 128-row tiles even on a big GPU): 8x4
+  // outputs per invocation, 32 multiply-adds per 12 shared-memory loads instead of 16 per 8.
+  if (elem_bytes == 4 && rows * cols >= (int64_t{1} << 22) && cols >= 48 && fits(large)) return large;
   if (fits(wide)) return wide;
   return {32, 32, 8, 4, 4};  // 64 invocations, < 5 KiB shared: within every device's minimums
 }
@@ -33,6 +50,19 @@ GemmTiles gemm_tiles(const Context& ctx, int64_t cols, size_t elem_bytes) {
 uint32_t elementwise_threads(const Context& ctx) {
   const VkPhysicalDeviceLimits& l = ctx.limits();
   return std::min<uint32_t>({256, l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]});
+}
+
+Lanes lanes(const Context& ctx) {
+  const uint32_t threads = elementwise_threads(ctx);  // >= 128 on every device (Vulkan's minimum)
+  Lanes l{32, 1};
+  while (l.cols * l.lanes * 2 <= threads) l.lanes *= 2;
+  return l;
+}
+
+int64_t lane_splits(int64_t k, int64_t groups_per_split, const Lanes& l, int64_t target) {
+  const int64_t by_groups = std::max<int64_t>(1, target / std::max<int64_t>(groups_per_split, 1));
+  const int64_t by_length = std::max<int64_t>(1, k / (8 * int64_t{l.lanes}));
+  return std::min(by_groups, by_length);
 }
 
 uint32_t group_count(const Context& ctx, int64_t items, int64_t per_group, int dim) {
@@ -58,15 +88,27 @@ template <class T>
 Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, int64_t splits, float scale,
                     int64_t divisor) {
   GRADRT_RETURN_IF_ERROR(check_int32("sum_partials", {n * splits, divisor}));
-  const uint32_t threads = elementwise_threads(ctx);
+  const Lanes l = lanes(ctx);
   const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, sum_partials, 2, ReducePush), {threads}, &k));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, sum_partials, 2, ReducePush), l.spec(), &k));
   ReducePush push{static_cast<int32_t>(n), static_cast<int32_t>(splits), scale, static_cast<int32_t>(divisor)};
-  return job.dispatch(*k, {partial, result}, push, group_count(ctx, n, threads, 0));
+  return job.dispatch(*k, {partial, result}, push, group_count(ctx, n, l.cols, 0));
 }
 
 template Status sum_partials<float>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
 template Status sum_partials<double>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
+
+Status zero_output(Context& ctx, void* out, size_t bytes) {
+  if (!ctx.residents().find(out)) {
+    std::memset(out, 0, bytes);
+    return Status::OK();
+  }
+  Job job(ctx);
+  int id = 0;
+  GRADRT_RETURN_IF_ERROR(job.output(out, bytes, &id));
+  GRADRT_RETURN_IF_ERROR(job.zero(id));
+  return job.run();
+}
 
 int64_t max_filter_splits(const Context& ctx, int64_t n_dw, int64_t elem_bytes) {
   const int64_t max_bytes = std::min<int64_t>(int64_t{64} << 20, ctx.limits().maxStorageBufferRange);

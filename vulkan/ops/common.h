@@ -22,16 +22,26 @@ constexpr int64_t kMaxIndex = (int64_t{1} << 31) - (int64_t{1} << 25);
 Status check_int32(const char* kernel, std::initializer_list<int64_t> counts);
 
 // Implicit-GEMM tile shape (shaders/common/implicit_gemm.glsl), picked from the device limits
-// and the width of the problem; spec() is the specialisation-constant vector.
+// and the size (rows x cols of C) of the problem; spec() is the specialisation-constant vector.
 struct GemmTiles {
   uint32_t bm, bn, bk, tm, tn;
   uint32_t threads() const { return (bm / tm) * (bn / tn); }
   std::vector<uint32_t> spec() const { return {threads(), bm, bn, bk, tm, tn}; }
 };
-GemmTiles gemm_tiles(const Context& ctx, int64_t cols, size_t elem_bytes);
+GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes);
 
 // Workgroup size for the one-invocation-per-element shaders.
 uint32_t elementwise_threads(const Context& ctx);
+// Shaders that reduce over lanes (shaders/common/lane_reduce.glsl): workgroups of cols x lanes
+// invocations, lanes a power of two; spec() = {cols * lanes, cols, lanes}.
+struct Lanes {
+  uint32_t cols, lanes;
+  std::vector<uint32_t> spec() const { return {cols * lanes, cols, lanes}; }
+};
+Lanes lanes(const Context& ctx);
+// How many splits a reduction of length k gets when `groups_per_split` workgroups of `lanes`
+// lanes work on each: ~`target` workgroups in all, each lane summing at least 8 elements.
+int64_t lane_splits(int64_t k, int64_t groups_per_split, const Lanes& l, int64_t target = 1024);
 // ceil(items / per_group) clamped to [1, maxComputeWorkGroupCount[dim]]; the shaders loop
 // (grid stride) over whatever the clamp leaves out.
 uint32_t group_count(const Context& ctx, int64_t items, int64_t per_group, int dim);
@@ -80,8 +90,19 @@ inline Status run_conv_dispatch(Context& ctx, const char* kernel, const ShaderCo
   return run_one_dispatch(ctx, *k, push, a, b, out, gx, gy, gz);
 }
 
+// Zeros in `bytes` of out: memset for host memory; a device tensor (resident.h) is filled on
+// the device (in a recording sequence: at the start of its command buffer, before any dispatch).
+Status zero_output(Context& ctx, void* out, size_t bytes);
+
 // True when an output of n elements needs no dispatch: it is empty, or `empty_sum` (every
-// element a sum of nothing) and it has been written as zeros here (policy 3).
+// element a sum of nothing) and it has been written as zeros (policy 3); *s says how that went.
+template <class T>
+bool answered_on_host(Context& ctx, T* out, int64_t n, bool empty_sum, Status* s) {
+  *s = n > 0 && empty_sum ? zero_output(ctx, out, sizeof(T) * n) : Status::OK();
+  return n == 0 || empty_sum;
+}
+// The same for an output known to be host memory (memset); ops that may get device tensors use
+// the form above.
 template <class T>
 bool answered_on_host(T* out, int64_t n, bool empty_sum) {
   if (n > 0 && empty_sum) std::memset(out, 0, sizeof(T) * n);

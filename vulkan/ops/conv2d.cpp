@@ -11,9 +11,10 @@ namespace gradrt::vk {
 template <class T>
 Status conv2d(Context& ctx, const ConvParams& p, const T* x, const T* w, T* y) {
   const int64_t n_y = p.y_elements();
-  if (answered_on_host(y, n_y, p.groups <= 0 || p.filter_h * p.filter_w * p.filter_in_c == 0)) return Status::OK();
+  if (Status s; answered_on_host(ctx, y, n_y, p.groups <= 0 || p.filter_h * p.filter_w * p.filter_in_c == 0, &s))
+    return s;
   const int64_t M = p.batch * p.out_h * p.out_w, N = p.out_c / p.groups;
-  const GemmTiles t = gemm_tiles(ctx, N, sizeof(T));
+  const GemmTiles t = gemm_tiles(ctx, M, N, sizeof(T));
   return run_conv_dispatch(ctx, "conv2d", GRADRT_VK_SHADER(T, conv2d, 3, ConvPush), t.spec(), p,
                            {x, sizeof(T) * p.x_elements()}, {w, sizeof(T) * p.w_elements()}, {y, sizeof(T) * n_y},
                            group_count(ctx, N, t.bn, 0), group_count(ctx, M, t.bm, 1), static_cast<uint32_t>(p.groups));

@@ -14,12 +14,13 @@ namespace gradrt::vk {
 template <class T>
 Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, const T* dy, T* dw) {
   const int64_t n_dw = p.w_elements();
-  if (answered_on_host(dw, n_dw, p.groups <= 0 || p.x_elements() == 0 || p.y_elements() == 0)) return Status::OK();
+  if (Status s; answered_on_host(ctx, dw, n_dw, p.groups <= 0 || p.x_elements() == 0 || p.y_elements() == 0, &s))
+    return s;
   ConvPush push;
   GRADRT_RETURN_IF_ERROR(make_conv_push("conv2d_backprop_filter", p, &push));
   const int64_t M = p.filter_h * p.filter_w * p.filter_in_c, N = p.out_c / p.groups;
   const int64_t K = p.batch * p.out_h * p.out_w;
-  const GemmTiles t = gemm_tiles(ctx, N, sizeof(T));
+  const GemmTiles t = gemm_tiles(ctx, M, N, sizeof(T));
   const int64_t tiles = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
 
   // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long; bounded by

@@ -14,24 +14,24 @@ template <class T>
 Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p, const T* x, const T* dy,
                                                T* dw) {
   const int64_t n_dw = p.dw_w_elements();  // = filter_h * filter_w * out_c
-  if (answered_on_host(dw, n_dw, p.x_elements() == 0 || p.y_elements() == 0)) return Status::OK();
+  if (Status s; answered_on_host(ctx, dw, n_dw, p.x_elements() == 0 || p.y_elements() == 0, &s)) return s;
   ConvPush push;
   GRADRT_RETURN_IF_ERROR(make_conv_push("depthwise_conv2d_native_backprop_filter", p, &push));
   const int64_t K = p.batch * p.out_h * p.out_w;
-  // About 2^20 invocations in all, each summing at least 16 positions; bounded by the
-  // partial buffer.
-  int64_t wanted = std::min(((int64_t{1} << 20) + n_dw - 1) / n_dw, (K + 15) / 16);
-  wanted = std::min(wanted, max_filter_splits(ctx, n_dw, sizeof(T)));
+  // Workgroups of l.cols output channels x 9 taps (the shader's TAPS) x l.lanes position lanes;
+  // positions split so that ~1024 workgroups run, bounded by the partial buffer.
+  const Lanes l = lanes(ctx);
+  const uint32_t gx = group_count(ctx, p.out_c, l.cols, 0);
+  const uint32_t gz = group_count(ctx, p.filter_h * p.filter_w, 9, 2);
+  const int64_t wanted = std::min(lane_splits(K, int64_t{gx} * gz, l), max_filter_splits(ctx, n_dw, sizeof(T)));
   const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), 1);
   push.k_chunk = static_cast<int32_t>(split.chunk);
   push.splits = static_cast<int32_t>(split.splits);
 
-  const uint32_t threads = elementwise_threads(ctx);
   const Kernel* k = nullptr;
   GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter, 3, ConvPush),
-      {threads}, &k));
-  return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, group_count(ctx, n_dw, threads, 0),
-                             group_count(ctx, split.splits, 1, 1), 1);
+      l.spec(), &k));
+  return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, gx, group_count(ctx, split.splits, 1, 1), gz);
 }
 
 template Status depthwise_conv2d_native_backprop_filter<float>(Context&, const ConvParams&, const float*, const float*, float*);

@@ -1,5 +1,6 @@
 // DepthwiseConv2dNativeBackpropInput on Vulkan: shaders/depthwise_conv2d_native_backprop_input.comp,
-// one invocation per dx element gathering its covering output window.
+// one invocation per dx element gathering its covering output window, on a (channel, column,
+// image row) grid of workgroups of l.cols channels x l.lanes columns.
 
 #include "common.h"
 #include "depthwise_conv2d_native_backprop_input.spv.h"
@@ -14,11 +15,12 @@ Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p,
                                               T* dx) {
   const int64_t n_dx = p.x_elements();
   if (n_dx == 0) return Status::OK();
-  const uint32_t threads = elementwise_threads(ctx);
+  const Lanes l = lanes(ctx);
   return run_conv_dispatch(ctx, "depthwise_conv2d_native_backprop_input",
-                           GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush), {threads}, p,
+                           GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush), l.spec(), p,
                            {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
-                           {dx, sizeof(T) * n_dx}, group_count(ctx, n_dx, threads, 0));
+                           {dx, sizeof(T) * n_dx}, group_count(ctx, p.in_c, l.cols, 0),
+                           group_count(ctx, p.in_w, l.lanes, 1), group_count(ctx, p.batch * p.in_h, 1, 2));
 }
 
 template Status depthwise_conv2d_native_backprop_input<float>(Context&, const ConvParams&, const float*, const float*, float*);

@@ -16,7 +16,7 @@ PoolPush pool_push(const FracPoolParams& p);
 template <class T>
 Status fractional_avg_pool_grad(Context& ctx, const FracPoolParams& p, const T* dy, T* dx) {
   const int64_t n_dx = p.batch * p.in_h * p.in_w * p.channels, n_dy = p.batch * p.out_h * p.out_w * p.channels;
-  if (answered_on_host(dx, n_dx, n_dy == 0)) return Status::OK();
+  if (Status s; answered_on_host(ctx, dx, n_dx, n_dy == 0, &s)) return s;
   GRADRT_RETURN_IF_ERROR(check_int32("fractional_avg_pool_grad", {n_dx, n_dy, 2 * (p.out_h + p.out_w + p.in_h + p.in_w)}));
   const std::vector<int32_t> cells = pool_cells(p, true);
   const uint32_t threads = elementwise_threads(ctx);

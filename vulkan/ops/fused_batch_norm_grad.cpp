@@ -15,8 +15,7 @@
 
 namespace gradrt::vk {
 
-Split batch_norm_split(const Context& ctx, const BatchNormParams& p);  // batch_norm_stats.cpp
-BatchNormPush batch_norm_push(const BatchNormParams& p, const Split& split);
+BatchNormPush batch_norm_push(const BatchNormParams& p, const Split& split);  // batch_norm_stats.cpp
 
 template <class T>
 Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy, const T* x,
@@ -25,13 +24,17 @@ Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy
   if (p.channels == 0) return Status::OK();
   const int64_t n = p.rows * p.channels;
   GRADRT_RETURN_IF_ERROR(check_int32("fused_batch_norm_grad", {n, 2 * p.channels}));
-  const Split split = batch_norm_split(ctx, p);
+  // Sums: workgroups of l.cols channels x l.lanes row lanes; rows split so that ~1024
+  // workgroups run, bounded by the partial buffer (64 MiB).
+  const Lanes l = lanes(ctx);
+  const uint32_t gx = group_count(ctx, p.channels, l.cols, 0);
+  const int64_t max_splits = std::max<int64_t>(1, (int64_t{64} << 20) / (2 * int64_t(sizeof(T)) * p.channels));
+  const Split split = split_reduction(p.rows, std::min(lane_splits(p.rows, gx, l), max_splits), 1);
   BatchNormPush push = batch_norm_push(p, split);
-  const uint32_t threads = elementwise_threads(ctx);
   const Kernel *k_sums = nullptr, *k_final = nullptr;
   GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad_sums, 4, BatchNormPush),
-      {threads}, &k_sums));
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad, 9, BatchNormPush), {threads}, &k_final));
+      l.spec(), &k_sums));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad, 9, BatchNormPush), l.spec(), &k_final));
   Job job(ctx);
   const size_t cb = sizeof(T) * p.channels;
   int bdy, bx, bscale, bmean, bvar, bdx, bdscale, bdoffset, bpartial, bsums;
@@ -45,11 +48,12 @@ Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy
   GRADRT_RETURN_IF_ERROR(job.output(doffset, cb, &bdoffset));
   GRADRT_RETURN_IF_ERROR(job.scratch(2 * cb * split.splits, &bpartial));
   GRADRT_RETURN_IF_ERROR(job.scratch(2 * cb, &bsums));
-  GRADRT_RETURN_IF_ERROR(job.dispatch(*k_sums, {bdy, bx, bmean, bpartial}, push, group_count(ctx, p.channels, threads, 0),
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k_sums, {bdy, bx, bmean, bpartial}, push, gx,
       group_count(ctx, split.splits, 1, 1)));
   GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bsums, 2 * p.channels, split.splits, 1.0f));
+  // dx: channels x row lanes, each lane ~16 rows.
   GRADRT_RETURN_IF_ERROR(job.dispatch(*k_final, {bdy, bx, bscale, bmean, bvar, bsums, bdx, bdscale, bdoffset}, push,
-      group_count(ctx, std::max(n, p.channels), threads, 0)));
+      gx, group_count(ctx, p.rows, 16 * int64_t{l.lanes}, 1)));
   return job.run();
 }
 

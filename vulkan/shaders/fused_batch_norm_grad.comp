@@ -8,7 +8,11 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
 #include "common/batch_norm_push.glsl"
-layout(local_size_x_id = 0) in;
+// Grid: x = channel (COLS per workgroup), y = row lane (LANES per workgroup, grid stride over
+// rows), so a thread computes its channel's constants once and no element index is decoded.
+// Specialisation (ops/common.h Lanes::spec): 0 the invocation count (the host's check only),
+// 1 COLS = local size x, 2 LANES = local size y.
+layout(local_size_x_id = 1, local_size_y_id = 2) in;
 
 layout(std430, binding = 0) readonly buffer DY { real dy[]; };
 layout(std430, binding = 1) readonly buffer X { real x[]; };
@@ -21,28 +25,28 @@ layout(std430, binding = 7) writeonly buffer DScale { real dscale[]; };
 layout(std430, binding = 8) writeonly buffer DOffset { real doffset[]; };
 
 void main() {
-  const int total = p.rows * p.channels;
-  const int stride = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);
-  for (int i = int(gl_GlobalInvocationID.x); i < total; i += stride) {
-    const int c = i % p.channels;
+  const int row_step = int(gl_NumWorkGroups.y * gl_WorkGroupSize.y);
+  for (int c = int(gl_GlobalInvocationID.x); c < p.channels; c += int(gl_NumWorkGroups.x * gl_WorkGroupSize.x)) {
     const real inv = rsqrt_real(variance[c] + p.epsilon);
-    if (p.is_training != 0) {
+    const real mu = mean[c], k = scale[c] * inv;
 #ifdef GRADRT_F64
-      const real mean_dy = sums[c] / real(p.rows);
-      const real mean_dy_xc = sums[p.channels + c] / real(p.rows);
+    const real mean_dy = sums[c] / real(p.rows);
+    const real mean_dy_xc = sums[p.channels + c] / real(p.rows);
 #else
-      const real mean_dy = sums[c] * p.inv_rows;  // TF: times the float reciprocal of R
-      const real mean_dy_xc = sums[p.channels + c] * p.inv_rows;
+    const real mean_dy = sums[c] * p.inv_rows;  // TF: times the float reciprocal of R
+    const real mean_dy_xc = sums[p.channels + c] * p.inv_rows;
 #endif
-      const real xc = x[i] - mean[c];
-      dx[i] = scale[c] * inv * (dy[i] - mean_dy - xc * (inv * inv) * mean_dy_xc);
-    } else {
-      dx[i] = dy[i] * scale[c] * inv;
+    const real xc_scale = (inv * inv) * mean_dy_xc;
+    for (int r = int(gl_GlobalInvocationID.y); r < p.rows; r += row_step) {
+      const int i = r * p.channels + c;
+      if (p.is_training != 0)
+        dx[i] = k * (dy[i] - mean_dy - (x[i] - mu) * xc_scale);
+      else
+        dx[i] = dy[i] * scale[c] * inv;
     }
-  }
-  for (int c = int(gl_GlobalInvocationID.x); c < p.channels; c += stride) {
-    const real inv = rsqrt_real(variance[c] + p.epsilon);
-    dscale[c] = sums[p.channels + c] * inv;
-    doffset[c] = sums[c];
+    if (gl_GlobalInvocationID.y == 0) {
+      dscale[c] = sums[p.channels + c] * inv;
+      doffset[c] = sums[c];
+    }
   }
 }

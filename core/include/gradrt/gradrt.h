@@ -77,7 +77,16 @@ class Tensor {
   template <class T> const T* data_as() const { return static_cast<const T*>(data()); }
   TensorView view() const { return {dtype_, shape_, data()}; }
 
+  // A tensor on a device ("vulkan"; "cpu": host memory with the same API), for a Sequence (see
+  // below). Its data() is null: it is not host memory (run_op refuses it: "has no data"); copies
+  // are explicit. Contents are undefined until written.
+  static Status allocate_on(std::string_view device, DType dtype, std::vector<int64_t> shape, Tensor* out);
+  const std::string& device() const { return device_; }  // "" for host tensors
+  Status upload(const void* src);                         // num_bytes() from host memory
+  Status download(void* dst) const;                       // num_bytes() to host memory
+
  private:
+  friend struct DeviceAccess;  // core/device.cpp
   struct Free {  // (no default member initializer: unique_ptr needs it default-constructible here)
     Free() : owned(true) {}
     explicit Free(bool owns) : owned(owns) {}
@@ -88,6 +97,8 @@ class Tensor {
   std::vector<int64_t> shape_;
   int64_t num_elements_ = 0;
   std::unique_ptr<void, Free> data_;
+  std::string device_;                // device tensors: where, and the device's handle for it
+  std::shared_ptr<void> device_data_;
 };
 
 // Largest tensor gradrt will allocate, in elements (default 2^34; the wasm build 2^29 bytes'
@@ -263,5 +274,47 @@ Status fractional_avg_pool(const TensorView& value, const FractionalAvgPoolAttrs
 Status fractional_avg_pool_grad(const TensorView& orig_input_tensor_shape, const TensorView& out_backprop,
                                 const TensorView& row_pooling_sequence, const TensorView& col_pooling_sequence,
                                 bool overlapping, Tensor* output, const RunOptions& options = {});
+
+// ---------------------------------------------------------------- Device tensors, sequences
+// Ops on device tensors (Tensor::allocate_on) are recorded into a Sequence of that device and
+// run together by submit(), as often as wanted (Vulkan: one command buffer, one submission, no
+// copies between host and device; cpu: the calls in order on host memory). The device counts
+// submissions and bytes copied each way (uploads, downloads, and every host-tensor op).
+//
+//   gradrt::Sequence seq("vulkan");
+//   s = seq.record("Conv2DBackpropInput", {{"filter", &w}, {"out_backprop", &dy}},
+//                  {{"input_sizes", sizes}}, attrs, {{"output", &dx}});   // device tensors
+//   s = seq.submit();
+struct DeviceCounters {
+  uint64_t submissions = 0, bytes_to_device = 0, bytes_to_host = 0;
+};
+Status device_counters(std::string_view device, DeviceCounters* out);
+
+class Sequence {
+ public:
+  explicit Sequence(std::string device = "vulkan");
+  ~Sequence();
+  Sequence(Sequence&&) noexcept;
+  Sequence& operator=(Sequence&&) noexcept;
+
+  // Records op: device_inputs are tensors of this sequence's device; host_inputs are the shape
+  // inputs read on the host (input_sizes, filter_sizes); outputs are the op's outputs by name,
+  // device tensors the caller made with the output's dtype and shape (outputs not named, TF's
+  // empty reserve spaces, are dropped). Float32/float64 NHWC convolution ops (Conv2D,
+  // DepthwiseConv2dNative and their input/filter gradients) on non-empty device inputs for now;
+  // anything else, or a tensor of another device, is InvalidArgument, and after a failed record
+  // the sequence refuses submit.
+  // The tensors must outlive the sequence.
+  Status record(std::string_view op, const std::map<std::string, const Tensor*, std::less<>>& device_inputs,
+                const Inputs& host_inputs, const Attrs& attrs,
+                const std::map<std::string, Tensor*, std::less<>>& outputs);
+  // Runs everything recorded, in order (again on every call).
+  Status submit();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace gradrt
