@@ -27,7 +27,7 @@ class Cnn(tf.Module):
     def logits(self, x):
         h = tf.nn.conv2d(x, self.w1, strides=[1, 2, 2, 1], padding="VALID") + self.b1
         h, _, _ = tf.compat.v1.nn.fused_batch_norm(h, self.gamma, self.beta, epsilon=1e-3, is_training=True)
-        h = h * h  # (no relu: ReluGrad is not a gradrt op yet on this branch)
+        h = h * h  # no relu: only ops gradrt had before issue 20 (litert-py's models cover relu and pooling)
         h = tf.nn.depthwise_conv2d(h, self.dw, strides=[1, 1, 1, 1], padding="SAME")
         h = tf.reduce_mean(h, axis=[1, 2])
         return tf.matmul(h, self.w2)
