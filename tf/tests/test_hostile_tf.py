@@ -4,7 +4,9 @@ run), replayed in TensorFlow 2.21.
 TF's outcome for each comes from a child process without gradrt (one TF CHECK failure must not end the run; a child that dies is restarted after the case it died on). Then,
 in this process, the same tf.raw_ops call runs on gradrt's kernels: where TF refuses an input, gradrt
 must refuse it with the same exception class. Cases TF accepts, or cannot express (a tensor given only a
-huge shape, an attribute its Python API rejects), are skipped with the reason, both outcomes named."""
+huge shape, an attribute its Python API rejects), are skipped with the reason, both outcomes named.
+The ops gradrt_tf does not register (CLI_OPS) run through the command-line tool instead (gradrt_cli.py),
+their status code read as the TF exception class of the same name."""
 import glob
 import json
 import os
@@ -15,6 +17,7 @@ import tempfile
 import numpy as np
 import pytest
 
+import gradrt_cli
 from conftest import before_load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -32,6 +35,9 @@ DELIBERATE = {
                                                               "a zero-size result",
 }
 MAX_ELEMENTS = 1 << 22  # a shape-only tensor up to this size is filled with zeros for TF
+# gradrt's ops that gradrt_tf leaves to TF (they would replace TF's fused elementwise kernels in every
+# Keras step): gradrt's side of their cases comes from `gradrt run`.
+CLI_OPS = ("Relu", "Relu6", "ReluGrad", "Relu6Grad", "BiasAdd", "BiasAddGrad")
 
 
 def _np(dtype):
@@ -131,6 +137,23 @@ def outcome(case):
         return f"skip:TF's Python API refuses it ({type(e).__name__}: {str(e)[:120]})"
 
 
+def cli_outcome(case):
+    """outcome() of gradrt's own status through `gradrt run`: 'ok', 'OpError:<TF class>: <message>'."""
+    arrays, bfloat16 = {}, False
+    for t in case["inputs"]:
+        if t["hex"] is None:
+            return "skip:a shape-only tensor cannot be an .npy file"
+        raw = bytes.fromhex(t["hex"])
+        if t["dtype"] == "bfloat16":  # the bits as float32 values; T=bfloat16 keeps them
+            bfloat16 = True
+            bits = np.frombuffer(raw, np.uint16).astype(np.uint32) << 16
+            arrays[t["name"]] = bits.view(np.float32).reshape(t["shape"])
+        else:
+            arrays[t["name"]] = np.frombuffer(raw, _np(t["dtype"])).reshape(t["shape"])
+    code, message = gradrt_cli.run(case["op"], arrays, case["attrs"], bfloat16)
+    return "ok" if code is None else f"OpError:{gradrt_cli.TF_CLASS.get(code, code)}: {message}"
+
+
 def _child(path):
     """Child mode: TF's outcome of each case in `path`, one line each, flushed."""
     import tensorflow  # noqa: F401
@@ -180,7 +203,12 @@ def test_same_error_class_as_tf(i, tf_results):
     for m, why in DELIBERATE.items():
         if m in tf_side:
             pytest.skip(f"deliberate: {why} ({tf_side[8:]}); {ours}")
-    got = outcome(case)
+    if case["op"] in CLI_OPS:
+        if gradrt_cli.MISSING:
+            pytest.skip(f"no gradrt CLI at {gradrt_cli.CLI}; {ours}")
+        got = cli_outcome(case)
+    else:
+        got = outcome(case)
     assert got.split(":")[:2] == tf_side.split(":")[:2], \
         f"TF: {tf_side} | gradrt through TF: {got} | gradrt's own status: {case['code']}: {case['message']}"
 
