@@ -10,7 +10,8 @@ every variant back to back (order reversed every other round), `gradrt run --rep
 ~300 ms; per variant it prints the median of the round medians and the median and quartiles of the
 per-round ratios to the base. On a shared host whose speed drifts by 10-40% over minutes, only these
 paired ratios separate a 1-2% change from the drift. --all-kernels adds a row for each cpu kernel the
-issue-3 rows do not run (forward ops, batch-norm statistics and inference gradient, fractional, max and average pooling).
+issue-3 rows do not run (forward ops, batch-norm statistics and inference gradient, fractional, max and
+average pooling, the relu and bias kernels).
 """
 import argparse, os, statistics, sys, tempfile
 
@@ -42,7 +43,7 @@ def other_kernels(batch):
         ("pool", "FractionalAvgPoolGrad", "56x56x64 1.44",
          {"orig_input_tensor_shape": ([4], "<i8", [batch, 56, 56, 64]), "out_backprop": ([batch, n, n, 64], "<f4", None),
           "row_pooling_sequence": ([n + 1], "<i8", seq), "col_pooling_sequence": ([n + 1], "<i8", seq)}, {}),
-    ] + pool_kernels(batch)
+    ] + pool_kernels(batch) + relu_bias_kernels(batch)
 
 
 def pool_kernels(batch):
@@ -55,6 +56,17 @@ def pool_kernels(batch):
          {"orig_input": (x, "<f4", None), "orig_output": (y, "<f4", None), "grad": (y, "<f4", None)}, attrs),
         ("pool", "AvgPool", "3x3 s2 112x112x64", {"value": (x, "<f4", None)}, attrs),
         ("pool", "AvgPoolGrad", "3x3 s2 112x112x64", {"orig_input_shape": ([4], "<i4", x), "grad": (y, "<f4", None)}, attrs),
+    ]
+
+
+def relu_bias_kernels(batch):
+    """Rows for the relu and bias kernels (relu, relu_grad, bias_add, bias_add_grad)."""
+    a = [batch, 56, 56, 144]
+    return [
+        ("eltwise", "Relu6", "56x56x144", {"features": (a, "<f4", None)}, {}),
+        ("eltwise", "ReluGrad", "56x56x144", {"gradients": (a, "<f4", None), "features": (a, "<f4", None)}, {}),
+        ("bias", "BiasAdd", "56x56x144", {"value": (a, "<f4", None), "bias": ([144], "<f4", None)}, {}),
+        ("bias", "BiasAddGrad", "56x56x144", {"out_backprop": (a, "<f4", None)}, {}),
     ]
 
 

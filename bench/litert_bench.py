@@ -27,10 +27,15 @@ from pathlib import Path
 
 
 def cpu_name():
+    """The model name and the vector ISA flags that tell generations apart (the VM may hide the name)."""
+    name, flags = platform.processor() or "unknown CPU", []
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
+            name = line.split(":", 1)[1].strip()
+        elif line.startswith("flags") and not flags:
+            have = set(line.split(":", 1)[1].split())
+            flags = [f for f in ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile") if f in have]
+    return f"{name} ({' '.join(flags)})" if flags else name
 
 
 def time_steps(step, reps):

@@ -11,7 +11,8 @@
 // ns_per_work: one thread's time per unit of the work estimate the op hands run_kernel (conv:
 //   multiply-adds; batch norm and pooling: elements), in ns, from bench/gradrt_bench at batch 1,
 //   1 thread (Zen 5, avx512; slower machines only make kernels look smaller than they are).
-//   Rough: it only keeps tiny kernels off the thread pool (threads_for_work).
+//   Rough: it only keeps tiny kernels off the thread pool (threads_for_work). The relu and bias
+//   rows: `gradrt run --repeat` at batch 1, 1 thread (Emerald Rapids, avx512).
 // offload: whether `auto` may send it to a real GPU when the work is large. Only the GEMM-like
 //   convolutions: tensors live in host memory, and for the bandwidth-bound kernels the copies to
 //   and from a discrete GPU alone cost more than a cpu pass (vulkan/vulkan_backend.cpp).
@@ -50,11 +51,11 @@
   X(fractional_avg_pool_grad, fractional_avg_pool_grad, FracPoolParams, 0.5, false,                 \
     (const T* dy, T* dx), (dy, dx))                                                                 \
   /* Relu / Relu6 (p.six): y = max(x, 0) (then min(., 6)), NaN kept. Work: elements. */             \
-  X(relu, relu, ReluParams, 0.05, false, (const T* x, T* y), (x, y))                                \
+  X(relu, relu, ReluParams, 0.25, false, (const T* x, T* y), (x, y))                                \
   /* ReluGrad / Relu6Grad: dx = dy * (0 < x (< 6) ? 1 : 0), a product as TF's. */                  \
-  X(relu_grad, relu_grad, ReluParams, 0.05, false, (const T* dy, const T* x, T* dx), (dy, x, dx))  \
+  X(relu_grad, relu_grad, ReluParams, 0.4, false, (const T* dy, const T* x, T* dx), (dy, x, dx))   \
   /* BiasAdd: y[r, c] = x[r, c] + bias[c] over [rows, channels]. */                                \
-  X(bias_add, bias_add, BiasParams, 0.05, false, (const T* x, const T* bias, T* y), (x, bias, y))   \
+  X(bias_add, bias_add, BiasParams, 0.3, false, (const T* x, const T* bias, T* y), (x, bias, y))    \
   /* BiasAddGrad: dbias[c] = sum over rows of dy[r, c] (fixed-order partial sums). */              \
   X(bias_add_grad, bias_add_grad, BiasParams, 0.05, false, (const T* dy, T* dbias), (dy, dbias))  \
   /* Pooling (PoolParams): work = window cells visited. MaxPool: TF's CPU max (NaN never wins). */  \

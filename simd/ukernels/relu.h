@@ -9,11 +9,13 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-// m ? a : b per lane: m is a bool for the scalar Vec, an xsimd batch_bool otherwise.
+// m ? a : b per lane: m is a bool for the scalar Vec, an xsimd batch_bool otherwise. The batch
+// case finds xsimd::select by argument-dependent lookup when instantiated: a unit without a SIMD
+// arch (the scalar one under Emscripten) has no xsimd::select to name.
 template <class M, class B>
 inline B lane_select(const M& m, const B& a, const B& b) {
   if constexpr (std::is_same_v<M, bool>) return m ? a : b;
-  else return xsimd::select(m, a, b);
+  else return select(m, a, b);
 }
 
 // Relu (Relu6 with Six) of one vector: x <= 0 (-0 included) gives +0; a NaN compares false
