@@ -56,29 +56,18 @@ GRADRT_SIMD_NOINLINE void max_pool_row(const PoolParams& p, int64_t q, const T* 
   });
 }
 
-// Channels [c, c + V::width) of dx (n, iy, ix): 0 + the dy of each window containing the cell
-// whose argmax it is, in (oy, ox) order (TF's order; the +0 of the other windows changes no
-// sum, which is never -0 as it starts at +0).
-template <class V, class T>
-inline void max_pool_grad_cell(const PoolParams& p, const T* idx_img, const T* dy_img, int64_t iy, int64_t ix, int64_t c,
-                               T* out) {
-  const int64_t C = p.channels;
-  auto acc = V::zero();
-  for (int64_t oy = p.out_row_begin(iy); oy < p.out_row_end(iy); ++oy)
-    for (int64_t ox = p.out_col_begin(ix); ox < p.out_col_end(ix); ++ox) {
-      const int64_t at = (oy * p.out_w + ox) * C + c;
-      acc = acc + if_equal(V::load(idx_img + at), V::set1(T(p.cell_index(oy, ox, iy, ix))), V::load(dy_img + at));
-    }
-  V::store(out, acc);
-}
-
-// dx row q = (n, iy) from the argmax indices and dy (both shaped like y).
+// dx row q = (n, iy) from the argmax indices and dy (both shaped like y): each cell is 0 + the dy
+// of each window containing it whose argmax it is, in (oy, ox) order (TF's order; the +0 of the
+// other windows changes no sum, which is never -0 as it starts at +0).
 template <class T, class Arch>
 GRADRT_SIMD_NOINLINE void max_pool_grad_row(const PoolParams& p, int64_t q, const T* idx, const T* dy, T* dx) {
-  pool_row<T, Arch>(q, p.in_h, p.in_w, p.channels, dx, [&](auto v, int64_t n, int64_t iy, int64_t ix, int64_t c, T* o) {
-    const int64_t img = n * p.out_h * p.out_w * p.channels;
-    max_pool_grad_cell<decltype(v)>(p, idx + img, dy + img, iy, ix, c, o);
-  });
+  const int64_t iy = q % p.in_h;
+  pool_gather_row<T, Arch>(
+      p, q, dx, [&](int64_t oy, int64_t ox, int64_t ix) { return T(p.cell_index(oy, ox, iy, ix)); },
+      [&](auto v, int64_t at, T k) {
+        using V = decltype(v);
+        return if_equal(V::load(idx + at), V::set1(k), V::load(dy + at));
+      });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
