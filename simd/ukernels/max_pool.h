@@ -9,10 +9,12 @@
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
 // TF's "replace only when greater": m < v ? then : otherwise, lane by lane (false for NaN).
+// select is found by argument-dependent lookup: the WebAssembly scalar flavour's xsimd declares no
+// select (no SIMD arch), and a qualified xsimd::select would fail there even uninstantiated.
 template <class T, class A>
 inline xsimd::batch<T, A> if_less(const xsimd::batch<T, A>& m, const xsimd::batch<T, A>& v, const xsimd::batch<T, A>& then,
                                   const xsimd::batch<T, A>& otherwise) {
-  return xsimd::select(m < v, then, otherwise);
+  return select(m < v, then, otherwise);
 }
 template <class T>
 inline T if_less(T m, T v, T then, T otherwise) {
@@ -21,7 +23,7 @@ inline T if_less(T m, T v, T then, T otherwise) {
 // a == b ? then : 0, lane by lane.
 template <class T, class A>
 inline xsimd::batch<T, A> if_equal(const xsimd::batch<T, A>& a, const xsimd::batch<T, A>& b, const xsimd::batch<T, A>& then) {
-  return xsimd::select(a == b, then, xsimd::batch<T, A>(T(0)));
+  return select(a == b, then, xsimd::batch<T, A>(T(0)));
 }
 template <class T>
 inline T if_equal(T a, T b, T then) {
