@@ -22,12 +22,12 @@ export function fromHalf(h) {
   return sign * (1 + man / 1024) * 2 ** (exp - 15);
 }
 
-// Half bits of a value that is exact in half: k / 64 for integer |k| <= 2048, or +-Infinity, NaN.
+// Half bits of a value that is exact in half: k / 64 for integer |k| <= 2048, +-0, +-Infinity, NaN.
 export function halfBits(x) {
-  if (x === 0) return 0;
   if (Number.isNaN(x)) return 0x7e00;
-  if (!Number.isFinite(x)) return x < 0 ? 0xfc00 : 0x7c00;
-  const sign = x < 0 ? 0x8000 : 0;
+  const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
+  if (x === 0) return sign;
+  if (!Number.isFinite(x)) return sign | 0x7c00;
   const a = Math.abs(x);
   const e = Math.floor(Math.log2(a));
   const man = Math.round((a / 2 ** e - 1) * 1024);
