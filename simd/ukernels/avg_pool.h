@@ -24,9 +24,10 @@ inline void avg_pool_window(const PoolParams& p, const T* x_img, int64_t oy, int
 // Output row q = (n, oy).
 template <class T, class Arch>
 GRADRT_SIMD_NOINLINE void avg_pool_row(const PoolParams& p, int64_t q, const T* x, T* y) {
-  pool_row<T, Arch>(q, p.out_h, p.out_w, p.channels, y, [&](auto v, int64_t n, int64_t oy, int64_t ox, int64_t c, T* o) {
-    avg_pool_window<decltype(v)>(p, x + n * p.in_h * p.in_w * p.channels, oy, ox, c, o);
-  });
+  pool_row<T, Arch>(q, p.out_h, p.out_w, p.channels, y,
+                    [&](auto v, int64_t n, int64_t oy, int64_t ox, int64_t c, T* o) {
+                      avg_pool_window<decltype(v)>(p, x + n * p.in_h * p.in_w * p.channels, oy, ox, c, o);
+                    });
 }
 
 // dx row q = (n, iy): dy * T(1 / count) of each window containing the cell, in (oy, ox) order.

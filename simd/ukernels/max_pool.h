@@ -33,7 +33,8 @@ inline T if_equal(T a, T b, T then) {
 // Channels [c, c + V::width) of output (n, oy, ox). x_img: image n. Forward: the max from
 // lowest(), keeping m unless m < v. Argmax: m starts at the first real cell, idx at 0; a
 // later cell k replaces both only when m < v (TF's argmax; the first cell never replaces
-// itself, a NaN never wins). idx: the winner's cell_index, as T (exact: core bounds it).
+// itself, a NaN never wins). idx: the winner's cell_index, as T (exact: kernels/max_pool_grad.h
+// runs the reference beyond 2^24 cells per window in float).
 template <class V, class T>
 inline void max_pool_window(const PoolParams& p, const T* x_img, int64_t oy, int64_t ox, int64_t c, bool argmax, T* out) {
   const int64_t C = p.channels;
@@ -53,9 +54,10 @@ inline void max_pool_window(const PoolParams& p, const T* x_img, int64_t oy, int
 // Output row q = (n, oy): y (forward) or the argmax indices (argmax = true), NHWC-shaped like y.
 template <class T, class Arch>
 GRADRT_SIMD_NOINLINE void max_pool_row(const PoolParams& p, int64_t q, const T* x, bool argmax, T* out) {
-  pool_row<T, Arch>(q, p.out_h, p.out_w, p.channels, out, [&](auto v, int64_t n, int64_t oy, int64_t ox, int64_t c, T* o) {
-    max_pool_window<decltype(v)>(p, x + n * p.in_h * p.in_w * p.channels, oy, ox, c, argmax, o);
-  });
+  pool_row<T, Arch>(q, p.out_h, p.out_w, p.channels, out,
+                    [&](auto v, int64_t n, int64_t oy, int64_t ox, int64_t c, T* o) {
+                      max_pool_window<decltype(v)>(p, x + n * p.in_h * p.in_w * p.channels, oy, ox, c, argmax, o);
+                    });
 }
 
 // dx row q = (n, iy) from the argmax indices and dy (both shaped like y): each cell is 0 + the dy
