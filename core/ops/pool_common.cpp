@@ -13,7 +13,7 @@ namespace {
 // batch entries 1 (TF: Unimplemented), depth ksize 1 (pooling across channels is TF's
 // separate depthwise max pool, not implemented here). TF ignores the depth stride of a
 // spatial pool; so does gradrt.
-Status check_window_list(OpContext& ctx, const PoolSpec& spec, const char* name, const std::vector<int64_t>& v) {
+Status check_window_list(OpContext& ctx, const char* name, const std::vector<int64_t>& v) {
   if (v.size() != 4)
     return ctx.error(std::string("Sliding window ") + name + " field must specify 4 dimensions, got " +
                      std::to_string(v.size()) + ": " + shape_string(v));
@@ -42,8 +42,8 @@ Status decode_pool_spec(OpContext& ctx, bool explicit_allowed, PoolSpec* spec) {
   GRADRT_RETURN_IF_ERROR(a.int_list("ksize", &spec->ksize));
   GRADRT_RETURN_IF_ERROR(a.int_list("strides", &spec->strides));
   // Batch first: the NCHW and NHWC orders agree on where N is.
-  GRADRT_RETURN_IF_ERROR(check_window_list(ctx, *spec, "ksize", spec->ksize));
-  GRADRT_RETURN_IF_ERROR(check_window_list(ctx, *spec, "strides", spec->strides));
+  GRADRT_RETURN_IF_ERROR(check_window_list(ctx, "ksize", spec->ksize));
+  GRADRT_RETURN_IF_ERROR(check_window_list(ctx, "strides", spec->strides));
   if (spec->ksize[spec->c_dim()] != 1)
     return ctx.unimplemented("pooling across the depth dimension is not supported, ksize = " + shape_string(spec->ksize));
 

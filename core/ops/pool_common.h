@@ -10,13 +10,10 @@
 
 namespace gradrt {
 
-struct PoolSpec {
-  std::vector<int64_t> ksize, strides, explicit_paddings;  // data_format order
-  Padding padding = Padding::kValid;
-  bool nchw = false;
-  int h_dim() const { return nchw ? 2 : 1; }
-  int w_dim() const { return nchw ? 3 : 2; }
-  int c_dim() const { return nchw ? 1 : 3; }
+// The conv attributes' layout (strides, padding, explicit_paddings, data_format; dilations stay
+// 1) plus the window: all in data_format order.
+struct PoolSpec : ConvSpec {
+  std::vector<int64_t> ksize;
 };
 
 // Reads and checks the attributes. `explicit_allowed`: MaxPool and MaxPoolGrad take

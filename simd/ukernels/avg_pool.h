@@ -24,29 +24,21 @@ inline void avg_pool_window(const PoolParams& p, const T* x_img, int64_t oy, int
 // Output row q = (n, oy).
 template <class T, class Arch>
 GRADRT_SIMD_NOINLINE void avg_pool_row(const PoolParams& p, int64_t q, const T* x, T* y) {
-  pool_row<T, Arch>(q, p.out_h, p.out_w, p.channels, y, [&](auto v, int64_t n, int64_t oy, int64_t ox, int64_t c, T* o) {
-    avg_pool_window<decltype(v)>(p, x + n * p.in_h * p.in_w * p.channels, oy, ox, c, o);
-  });
+  pool_row<T, Arch>(q, p.out_h, p.out_w, p.channels, y,
+                    [&](auto v, int64_t n, int64_t oy, int64_t ox, int64_t c, T* o) {
+                      avg_pool_window<decltype(v)>(p, x + n * p.in_h * p.in_w * p.channels, oy, ox, c, o);
+                    });
 }
 
-template <class V, class T>
-inline void avg_pool_grad_cell(const PoolParams& p, const T* dy_img, int64_t iy, int64_t ix, int64_t c, T* out) {
-  const int64_t C = p.channels;
-  auto acc = V::zero();
-  for (int64_t oy = p.out_row_begin(iy); oy < p.out_row_end(iy); ++oy)
-    for (int64_t ox = p.out_col_begin(ix); ox < p.out_col_end(ix); ++ox) {
-      const T scale = T(1.0 / double(avg_pool_count(p, oy, ox)));
-      acc = acc + V::load(dy_img + (oy * p.out_w + ox) * C + c) * V::set1(scale);
-    }
-  V::store(out, acc);
-}
-
-// dx row q = (n, iy).
+// dx row q = (n, iy): dy * T(1 / count) of each window containing the cell, in (oy, ox) order.
 template <class T, class Arch>
 GRADRT_SIMD_NOINLINE void avg_pool_grad_row(const PoolParams& p, int64_t q, const T* dy, T* dx) {
-  pool_row<T, Arch>(q, p.in_h, p.in_w, p.channels, dx, [&](auto v, int64_t n, int64_t iy, int64_t ix, int64_t c, T* o) {
-    avg_pool_grad_cell<decltype(v)>(p, dy + n * p.out_h * p.out_w * p.channels, iy, ix, c, o);
-  });
+  pool_gather_row<T, Arch>(
+      p, q, dx, [&](int64_t oy, int64_t ox, int64_t) { return T(1.0 / double(avg_pool_count(p, oy, ox))); },
+      [&](auto v, int64_t at, T scale) {
+        using V = decltype(v);
+        return V::load(dy + at) * V::set1(scale);
+      });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -9,10 +9,12 @@
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
 // TF's "replace only when greater": m < v ? then : otherwise, lane by lane (false for NaN).
+// select is found by argument-dependent lookup: the WebAssembly scalar flavour's xsimd declares no
+// select (no SIMD arch), and a qualified xsimd::select would fail there even uninstantiated.
 template <class T, class A>
 inline xsimd::batch<T, A> if_less(const xsimd::batch<T, A>& m, const xsimd::batch<T, A>& v, const xsimd::batch<T, A>& then,
                                   const xsimd::batch<T, A>& otherwise) {
-  return xsimd::select(m < v, then, otherwise);
+  return select(m < v, then, otherwise);
 }
 template <class T>
 inline T if_less(T m, T v, T then, T otherwise) {
@@ -21,7 +23,7 @@ inline T if_less(T m, T v, T then, T otherwise) {
 // a == b ? then : 0, lane by lane.
 template <class T, class A>
 inline xsimd::batch<T, A> if_equal(const xsimd::batch<T, A>& a, const xsimd::batch<T, A>& b, const xsimd::batch<T, A>& then) {
-  return xsimd::select(a == b, then, xsimd::batch<T, A>(T(0)));
+  return select(a == b, then, xsimd::batch<T, A>(T(0)));
 }
 template <class T>
 inline T if_equal(T a, T b, T then) {
@@ -31,7 +33,8 @@ inline T if_equal(T a, T b, T then) {
 // Channels [c, c + V::width) of output (n, oy, ox). x_img: image n. Forward: the max from
 // lowest(), keeping m unless m < v. Argmax: m starts at the first real cell, idx at 0; a
 // later cell k replaces both only when m < v (TF's argmax; the first cell never replaces
-// itself, a NaN never wins). idx: the winner's cell_index, as T (exact: core bounds it).
+// itself, a NaN never wins). idx: the winner's cell_index, as T (exact: kernels/max_pool_grad.h
+// runs the reference beyond 2^24 cells per window in float).
 template <class V, class T>
 inline void max_pool_window(const PoolParams& p, const T* x_img, int64_t oy, int64_t ox, int64_t c, bool argmax, T* out) {
   const int64_t C = p.channels;
@@ -51,34 +54,24 @@ inline void max_pool_window(const PoolParams& p, const T* x_img, int64_t oy, int
 // Output row q = (n, oy): y (forward) or the argmax indices (argmax = true), NHWC-shaped like y.
 template <class T, class Arch>
 GRADRT_SIMD_NOINLINE void max_pool_row(const PoolParams& p, int64_t q, const T* x, bool argmax, T* out) {
-  pool_row<T, Arch>(q, p.out_h, p.out_w, p.channels, out, [&](auto v, int64_t n, int64_t oy, int64_t ox, int64_t c, T* o) {
-    max_pool_window<decltype(v)>(p, x + n * p.in_h * p.in_w * p.channels, oy, ox, c, argmax, o);
-  });
+  pool_row<T, Arch>(q, p.out_h, p.out_w, p.channels, out,
+                    [&](auto v, int64_t n, int64_t oy, int64_t ox, int64_t c, T* o) {
+                      max_pool_window<decltype(v)>(p, x + n * p.in_h * p.in_w * p.channels, oy, ox, c, argmax, o);
+                    });
 }
 
-// Channels [c, c + V::width) of dx (n, iy, ix): 0 + the dy of each window containing the cell
-// whose argmax it is, in (oy, ox) order (TF's order; the +0 of the other windows changes no
-// sum, which is never -0 as it starts at +0).
-template <class V, class T>
-inline void max_pool_grad_cell(const PoolParams& p, const T* idx_img, const T* dy_img, int64_t iy, int64_t ix, int64_t c,
-                               T* out) {
-  const int64_t C = p.channels;
-  auto acc = V::zero();
-  for (int64_t oy = p.out_row_begin(iy); oy < p.out_row_end(iy); ++oy)
-    for (int64_t ox = p.out_col_begin(ix); ox < p.out_col_end(ix); ++ox) {
-      const int64_t at = (oy * p.out_w + ox) * C + c;
-      acc = acc + if_equal(V::load(idx_img + at), V::set1(T(p.cell_index(oy, ox, iy, ix))), V::load(dy_img + at));
-    }
-  V::store(out, acc);
-}
-
-// dx row q = (n, iy) from the argmax indices and dy (both shaped like y).
+// dx row q = (n, iy) from the argmax indices and dy (both shaped like y): each cell is 0 + the dy
+// of each window containing it whose argmax it is, in (oy, ox) order (TF's order; the +0 of the
+// other windows changes no sum, which is never -0 as it starts at +0).
 template <class T, class Arch>
 GRADRT_SIMD_NOINLINE void max_pool_grad_row(const PoolParams& p, int64_t q, const T* idx, const T* dy, T* dx) {
-  pool_row<T, Arch>(q, p.in_h, p.in_w, p.channels, dx, [&](auto v, int64_t n, int64_t iy, int64_t ix, int64_t c, T* o) {
-    const int64_t img = n * p.out_h * p.out_w * p.channels;
-    max_pool_grad_cell<decltype(v)>(p, idx + img, dy + img, iy, ix, c, o);
-  });
+  const int64_t iy = q % p.in_h;
+  pool_gather_row<T, Arch>(
+      p, q, dx, [&](int64_t oy, int64_t ox, int64_t ix) { return T(p.cell_index(oy, ox, iy, ix)); },
+      [&](auto v, int64_t at, T k) {
+        using V = decltype(v);
+        return if_equal(V::load(idx + at), V::set1(k), V::load(dy + at));
+      });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -120,7 +120,7 @@ def run_cli(op, dtype, inputs, attrs, out_dir, check=True):
         if name == "orig_input_shape":
             np.save(path, np.asarray(a, np.int32))
         else:
-            np.save(path, np.asarray(a).astype({"float16": np.float16, "bfloat16": np.float32,
+            np.save(path, np.ascontiguousarray(a).astype({"float16": np.float16, "bfloat16": np.float32,
                                                 "float32": np.float32, "float64": np.float64}[dtype]))
         cmd += ["--input", f"{name}={path}"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
@@ -240,6 +240,8 @@ def test_hostile_same_class_as_tf(i, tf_results):
     assert ours == expected, r.stderr
     if tf_side == "ok":
         pytest.skip(f"TF accepts it; gradrt: {ours} (tf/DIFFERENCES.md)")
+    if ours == "ok":
+        pytest.skip(f"TF refuses it ({tf_side}), gradrt computes it (tf/DIFFERENCES.md P3)")
     if "NCHW" in json.dumps(c["attrs"]):
         pytest.skip("TF's CPU pools take NHWC only")
     assert ours == tf_side, f"TF: {tf_side}, gradrt: {r.stderr.strip()}"

@@ -20,6 +20,6 @@ it('a changed op list changes the generated block', () => {
   const ops = opList();
   const added = [...ops, { name: 'MaxPoolGradV2', stem: 'max_pool_grad', inputs: ['orig_input', 'orig_output', 'grad'], outputs: ['output'] }];
   assert.ok(generateTypes(types, added).includes(
-    '  maxPoolGradV2(orig_input: TensorLike, orig_output: TensorLike, grad: TensorLike, attrs?: Attrs, options?: RunOptions): { output: Tensor };\n'));
+    '  maxPoolGradV2(orig_input: TensorLike, orig_output: TensorLike, grad: TensorLike, attrs: Attrs, options?: RunOptions): { output: Tensor };\n'));
   assert.notEqual(generateTypes(types, ops.slice(1)), types);
 });
