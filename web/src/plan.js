@@ -3,7 +3,7 @@
 // byte count, per output a destination address or 0 (the call writes where each output is).
 // The output dtypes and shapes come once, at prepare, so a run parses no JSON.
 import { GradrtError, invalid } from './errors.js';
-import { DTYPES, checkDtypeShape, toTensor } from './tensor.js';
+import { DTYPES, checkDtypeShape, copyOut, toTensor } from './tensor.js';
 
 const align128 = (n) => Math.ceil(n / 128) * 128;
 
@@ -109,7 +109,6 @@ export class Plan {
     const port = this.#port;
     const m = port.m;
     const at = new Uint32Array(heap.buffer, wordsAt, this.#outputs.length);
-    const shared = !(heap.buffer instanceof ArrayBuffer);
     const result = {};
     this.#outputs.forEach((o, j) => {
       const d = dest[j];
@@ -127,17 +126,7 @@ export class Plan {
         result[o.name] = port.heapTensor(o.dtype, shape, bytes ? ptr : 0, bytes, bytes ? () => m._gradrt_free_held(ptr) : null);
         return;
       }
-      let data;
-      if (d) {
-        data = d.data;
-        new Uint8Array(data.buffer, data.byteOffset, bytes).set(heap.subarray(ptr, ptr + bytes));
-      } else if (shared) {
-        data = new Ctor(bytes / Ctor.BYTES_PER_ELEMENT);
-        new Uint8Array(data.buffer).set(heap.subarray(ptr, ptr + bytes));
-      } else {
-        data = new Ctor(heap.buffer.slice(ptr, ptr + bytes));
-      }
-      result[o.name] = { dtype: o.dtype, shape, data };
+      result[o.name] = { dtype: o.dtype, shape, data: copyOut(heap, ptr, bytes, Ctor, d && d.data) };
     });
     return result;
   }

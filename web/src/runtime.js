@@ -4,7 +4,7 @@
 import { CODES, GradrtError, invalid } from './errors.js';
 import { HeapTensor, heapState } from './heap_tensor.js';
 import { Plan, toSpec } from './plan.js';
-import { DTYPES, attrsJson, checkDtypeShape, toTensor } from './tensor.js';
+import { DTYPES, attrsJson, checkDtypeShape, copyOut, toTensor } from './tensor.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -103,11 +103,7 @@ export class Runtime {
   // of a fresh array, or null to drop that output (no copy, left out of the result). heap:
   // the other outputs come back as HeapTensors (no copy; the caller disposes them).
   runOp(op, inputs, attrs = {}, options = {}) {
-    this.#usable();
-    if (typeof op !== 'string') throw invalid('op must be a string (a TensorFlow op name)');
-    if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) throw invalid('inputs must be an object { name: tensor }');
-    const backend = options && options.backend !== undefined ? options.backend : 'auto';
-    if (typeof backend !== 'string') throw invalid('options.backend must be a string');
+    const backend = this.#callArgs(op, inputs, 'inputs must be an object { name: tensor }', options);
     const into = options && options.outputs !== undefined ? this.#destinations(op, options.outputs) : null;
     const heapOut = Boolean(options && options.heap);
     // A HeapTensor input is read in place: { dtype, shape, ptr, bytes } instead of data.
@@ -129,11 +125,7 @@ export class Runtime {
   // A prepared op (plan.js): specs { name: { dtype, shape } } (data only for the shape and
   // sequence inputs, whose values the plan keeps), attrs as runOp's. Validated once here.
   prepare(op, specs, attrs = {}, options = {}) {
-    this.#usable();
-    if (typeof op !== 'string') throw invalid('op must be a string (a TensorFlow op name)');
-    if (specs === null || typeof specs !== 'object' || Array.isArray(specs)) throw invalid('specs must be an object { name: { dtype, shape } }');
-    const backend = options && options.backend !== undefined ? options.backend : 'auto';
-    if (typeof backend !== 'string') throw invalid('options.backend must be a string');
+    const backend = this.#callArgs(op, specs, 'specs must be an object { name: { dtype, shape } }', options);
     const tensors = Object.entries(specs).map(([name, value]) => [name, toSpec(name, value, (v, l) => this.#own(v, l))]);
     const m = this.#m;
     const { base, ptrs, tableLen } = this.#stage(op, tensors, [op, attrsJson(attrs), backend]);
@@ -141,6 +133,16 @@ export class Runtime {
     if (id <= 0) throw this.#lastError(-id);
     const info = JSON.parse(this.#string(m._gradrt_plan_info_json(id)));
     return new Plan(op, id, info, this.#planPort());
+  }
+
+  // The checks runOp and prepare share; -> the backend name.
+  #callArgs(op, tensors, notObject, options) {
+    this.#usable();
+    if (typeof op !== 'string') throw invalid('op must be a string (a TensorFlow op name)');
+    if (tensors === null || typeof tensors !== 'object' || Array.isArray(tensors)) throw invalid(notObject);
+    const backend = options && options.backend !== undefined ? options.backend : 'auto';
+    if (typeof backend !== 'string') throw invalid('options.backend must be a string');
+    return backend;
   }
 
   // What a Plan reaches of its runtime: the module, the heap, the scratch block, checks.
@@ -262,7 +264,6 @@ export class Runtime {
       }
     }
     const heap = this.#heap();
-    const shared = !(heap.buffer instanceof ArrayBuffer);
     const result = {};
     described.forEach(([name, code, shape, ptr, bytes], index) => {
       const dtype = this.#info.dtypes[code];
@@ -281,18 +282,7 @@ export class Runtime {
           bytes ? () => m._gradrt_free_held(ptr) : null);
         return;
       }
-      let data;
-      if (dest) {
-        data = dest.data;
-        new Uint8Array(data.buffer, data.byteOffset, bytes).set(heap.subarray(ptr, ptr + bytes));
-      } else if (shared) {
-        // slice() of a SharedArrayBuffer is shared too: copy into a plain ArrayBuffer instead.
-        data = new Ctor(bytes / Ctor.BYTES_PER_ELEMENT);
-        new Uint8Array(data.buffer).set(heap.subarray(ptr, ptr + bytes));
-      } else {
-        data = new Ctor(heap.buffer.slice(ptr, ptr + bytes)); // one copy, no zero-fill
-      }
-      result[name] = { dtype, shape, data };
+      result[name] = { dtype, shape, data: copyOut(heap, ptr, bytes, Ctor, dest && dest.data) };
     });
     return result;
   }
