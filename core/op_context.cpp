@@ -149,7 +149,9 @@ Status OpContext::defer(const KernelQuery& q, Tail tail) {
     b = cpu_backend();
     s = b->supports(q);
   }
-  if (!s.ok()) return s.message().find(op_) == std::string::npos ? Status(s.code(), op_ + " on backend " + b->name() + ": " + s.message()) : s;
+  if (!s.ok() && s.message().find(op_) == std::string::npos)
+    return Status(s.code(), op_ + " on backend " + b->name() + ": " + s.message());
+  GRADRT_RETURN_IF_ERROR(s);
   prepared_ = {q.kernel, b, b->workspace_size(q), b->isa_for(q), b->tiles_for(q)};
   tail_ = std::move(tail);
   return Status::OK();

@@ -128,9 +128,9 @@ class OpContext {
   bool specs_only_;
   Tail tail_;
   PreparedKernel prepared_;
-  mutable std::vector<std::pair<std::string, std::vector<int64_t>>> values_read_;
+  mutable std::vector<std::pair<std::string, std::vector<int64_t>>> values_read_;  // by int_vector, when preparing
   std::unique_ptr<KernelState>* weights_ = nullptr;  // a plan's converted weights (resume)
-  std::vector<std::pair<std::string, TensorSpec>> output_specs_;  // add_output's, when preparing  // by int_vector, when preparing
+  std::vector<std::pair<std::string, TensorSpec>> output_specs_;  // add_output's, when preparing
   std::string op_;
   const Inputs& inputs_;
   AttrReader attrs_;
@@ -150,7 +150,6 @@ template <class T>
 struct ConvertedWeights : KernelState {
   std::vector<T> data;
 };
-
 
 template <class T>
 constexpr DType dtype_of() {
@@ -184,7 +183,6 @@ const T* OpContext::load_weights(const TensorView& t, int64_t n, Scratch<T>* sto
   }
   return static_cast<ConvertedWeights<T>*>(weights_->get())->data.data();
 }
-
 
 template <class T>
 T* OpContext::output_buffer(Tensor* out, Scratch<T>* storage, const ChannelsFirst* cf, bool typed) const {

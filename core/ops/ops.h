@@ -157,7 +157,8 @@ inline Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& 
   };
   const BinaryCall call{which, conv_work(p, c.depthwise),
                         {&c.a.t, count(c.a.role), layout(c.a.role), c.a.role == ConvRole::kW},
-                        {&c.b.t, count(c.b.role), layout(c.b.role), c.b.role == ConvRole::kW}, {c.out.t, layout(c.out.role)}};
+                        {&c.b.t, count(c.b.role), layout(c.b.role), c.b.role == ConvRole::kW},
+                        {c.out.t, layout(c.out.role)}};
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
     return run_binary<T>(ctx, call, [&](Backend* be, const T* pa, const T* pb, T* po) {
