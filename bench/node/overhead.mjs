@@ -2,6 +2,8 @@
 // gradients (3x3, SAME, 16 -> 16 channels) through
 //   runOp / runOp outputs=       one call with attrs as JSON, the outputs described as JSON
 //   plan.run / plan.run outputs= rt.prepare once, then one binary call per run
+//   plan.run heap                inputs and output as HeapTensors: no copies, the floor of a
+//                                call (core + kernel in wasm + the binary call)
 //   tfjs before / tfjs after     tf.engine().runKernel on tfjs's wasm backend with gradrt/tfjs,
 //                                before: through runOp per call (a runtime without prepare),
 //                                after: through the kernel's plan (the package's default)
@@ -54,6 +56,8 @@ function time(f, calls) {
 console.log(`gradrt ${rt.version}, Node ${process.version}, ${os.cpus()[0].model}, load ${os.loadavg()[0].toFixed(1)}; us per call, median of ${rounds} rounds, CPU / wall`);
 for (const [op, inputs, specs, tfCall] of CASES) {
   const plan = rt.prepare(op, specs, attrs);
+  const heapIn = Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, Array.isArray(v) ? v : rt.tensor(v.dtype, v.shape, v.data)]));
+  const heapOut = Object.fromEntries(plan.outputs.map((o) => [o.name, rt.tensor(o.dtype, o.shape)]));
   const out = Object.fromEntries(plan.outputs.map((o) => [o.name, new Float32Array(o.shape.reduce((a, b) => a * b, 1))]));
   // tfjs: registered and restored per round and variant, so each runs its own kernels.
   const variants = {
@@ -61,6 +65,7 @@ for (const [op, inputs, specs, tfCall] of CASES) {
     'runOp outputs=': () => rt.runOp(op, inputs, attrs, { outputs: out }),
     'plan.run': () => plan.run(inputs),
     'plan.run outputs=': () => plan.run(inputs, { outputs: out }),
+    'plan.run heap': () => plan.run(heapIn, { outputs: heapOut }),
   };
   const samples = Object.fromEntries([...Object.keys(variants), 'tfjs before', 'tfjs after'].map((k) => [k, { cpu: [], wall: [] }]));
   const calls = 2000;
