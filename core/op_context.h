@@ -173,15 +173,15 @@ const T* OpContext::load_weights(const TensorView& t, int64_t n, Scratch<T>* sto
   if (!weights_ || (!round && t.dtype == dtype_of<T>())) return load<T>(t, n, storage);
   Exec current = exec_;
   current.state = weights_;
+  if (!*weights_) *weights_ = std::make_unique<ConvertedWeights<T>>();  // (T is fixed per plan)
+  auto* kept = static_cast<ConvertedWeights<T>*>(weights_->get());
   if (!current.state_current(t.data)) {
-    auto kept = std::make_unique<ConvertedWeights<T>>();
     kept->data.resize(static_cast<size_t>(n));
     convert_in<T>(exec_, t.data, t.dtype, n, nullptr, round, kept->data.data());
     kept->weights = t.data;
     kept->version = exec_.weights_version;
-    *weights_ = std::move(kept);
   }
-  return static_cast<ConvertedWeights<T>*>(weights_->get())->data.data();
+  return kept->data.data();
 }
 
 template <class T>
