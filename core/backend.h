@@ -6,6 +6,8 @@
 // The kernels, their signatures and names come from the kernel list (kernels.h).
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 
 #include "gradrt/gradrt.h"
@@ -13,8 +15,44 @@
 
 namespace gradrt {
 
+// Scratch memory for one kernel call: `bytes` at `data`, 64-byte aligned, contents unspecified.
+struct Workspace {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// What a kernel keeps in a plan between runs (e.g. packed filter panels): a backend derives
+// from it. `weights`/`version` say what it was made from (see Exec::state_current).
+struct KernelState {
+  virtual ~KernelState() = default;
+  const void* weights = nullptr;
+  uint64_t version = 0;
+};
+
 struct Exec {
   int threads = 1;  // worker count for parallel_for; results never depend on it
+  // Set by a plan (core/plan.cpp); empty/null when the call has none (a kernel then uses its
+  // own scratch and keeps nothing). The workspace has at least the bytes workspace_size() asked.
+  Workspace workspace;
+  std::unique_ptr<KernelState>* state = nullptr;  // the plan's slot for this kernel's state
+  uint64_t weights_version = 0;                   // PlanRunOptions::weights_version (0: unknown)
+  // Whether *state was made from weights at `w` of this run's content version: a kernel that
+  // keeps packed weights re-packs (and sets weights/version) when this is false.
+  bool state_current(const void* w) const {
+    return state && *state && weights_version != 0 && (*state)->version == weights_version && (*state)->weights == w;
+  }
+};
+
+// A kernel call as prepare() sees it before any data: which kernel, in which compute dtype
+// (float32 or float64), its params (the kernel list's params struct for that kernel), the
+// work estimate, and the largest operand in elements.
+struct KernelQuery {
+  Kernel kernel;
+  DType dtype = DType::float32;
+  const void* params = nullptr;
+  int64_t work = 0;
+  int64_t max_elements = 0;
+  template <class P> const P& params_as() const { return *static_cast<const P*>(params); }
 };
 
 class Backend {
@@ -28,6 +66,16 @@ class Backend {
   // Whether `auto` should prefer this backend for the kernel at this size (device backends
   // decline small work where the transfer costs more than the kernel).
   virtual bool preferred_for(Kernel /*kernel*/, int64_t /*work*/) { return false; }
+  // Asked once per plan, before any data (ggml's supports_op): OK when this backend runs the
+  // call, else Unimplemented with the reason (`auto` then takes cpu instead of retrying).
+  virtual Status supports(const KernelQuery& /*q*/) { return Status::OK(); }
+  // Scratch bytes the kernel wants for this call (the plan allocates them and passes them in
+  // Exec::workspace); 0: none, the kernel uses its own.
+  virtual size_t workspace_size(const KernelQuery& /*q*/) { return 0; }
+  // The kernel the backend will run, as data for PlanInfo: its ISA or device, and its tile
+  // choice where it has one ("" when not reported).
+  virtual std::string isa_for(const KernelQuery& /*q*/) { return ""; }
+  virtual std::string tiles_for(const KernelQuery& /*q*/) { return ""; }
 
 #define GRADRT_KERNEL_VIRTUAL(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES) \
   virtual Status STEM(const Exec&, const P&, GRADRT_UNPACK ARGS);

@@ -10,8 +10,9 @@
 namespace gradrt {
 
 OpContext::OpContext(const OpInfo& info, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
-                     Outputs* outputs)
-    : info_(info), op_(info.name), inputs_(inputs), attrs_(attrs, info.name), options_(options), outputs_(outputs) {
+                     Outputs* outputs, Mode mode, bool specs_only)
+    : info_(info), mode_(mode), specs_only_(specs_only), op_(info.name), inputs_(inputs), attrs_(attrs, info.name),
+      options_(options), outputs_(outputs) {
   exec_.threads = options.threads > 0 ? options.threads : default_threads();
   // add_output hands out pointers into this vector: no reallocation may move them.
   outputs_->reserve(8);
@@ -26,7 +27,7 @@ Status OpContext::input(const char* name, const TensorView** out) {
   if (it == inputs_.end()) return error(std::string("missing input '") + name + "'");
   int64_t n = 0;
   GRADRT_RETURN_IF_ERROR(num_elements(it->second, name, &n));
-  if (n > 0 && it->second.data == nullptr) return error(std::string("input '") + name + "' has no data");
+  if (n > 0 && it->second.data == nullptr && !specs_only_) return error(std::string("input '") + name + "' has no data");
   *out = &it->second;
   return Status::OK();
 }
@@ -39,9 +40,12 @@ Status OpContext::int_vector(const TensorView& t, const char* name, std::vector<
                  std::to_string(t.shape.size()) + " (shape " + shape_string(t.shape) + ")");
   // Bounded by the input itself: its element count was checked when it was fetched.
   const int64_t n = t.shape[0];
+  if (n > 0 && t.data == nullptr)  // a spec without the values (prepare)
+    return error(std::string("input '") + name + "' gives shape values: its spec must carry its data");
   out->resize(static_cast<size_t>(n));
   if (t.dtype == DType::int64) std::copy_n(static_cast<const int64_t*>(t.data), n, out->begin());
   else std::copy_n(static_cast<const int32_t*>(t.data), n, out->begin());
+  if (preparing()) values_read_.emplace_back(name, *out);
   return Status::OK();
 }
 
@@ -94,6 +98,13 @@ Status OpContext::add_output(const char* name, DType dtype, std::vector<int64_t>
 #endif
   Tensor t;
   Status s = Tensor::adopt(dtype, shape, nullptr, &t);  // the checks alone
+  if (preparing()) {  // recorded (the plan allocates at each run); the tensor stays empty
+    if (!s.ok()) return Status(s.code(), op_ + ": output '" + name + "': " + s.message());
+    output_specs_.push_back({name, {dtype, std::move(shape)}});
+    outputs_->emplace_back(name, std::move(t));
+    *out = &outputs_->back().second;
+    return Status::OK();
+  }
   void* given = nullptr;
   if (s.ok() && options_.output_memory) given = options_.output_memory(name, dtype, shape);
   // Kernels may use aligned (e.g. non-temporal) stores: memory under 64-byte alignment is not taken.
@@ -120,19 +131,62 @@ Status OpContext::choose_backend(std::optional<Kernel> kernel, int64_t work, Bac
   const int requested = options_.threads > 0 ? options_.threads : default_threads();
   const double per = kernel ? kernel_info(*kernel).ns_per_work : -1;
   exec_.threads = threads_for_work(requested, per < 0 ? -1.0 : per * static_cast<double>(work));
+  if (kernel && prepared_.backend && prepared_.kernel == *kernel) {
+    *out = prepared_.backend;  // chosen at prepare
+    return Status::OK();
+  }
   return backend_for(options_.backend, kernel, work, out);
 }
 
+Status OpContext::defer(const KernelQuery& q, Tail tail) {
+  if (!preparing()) return tail(*this);
+  // The backend as run_kernel would choose it, but asked first whether it takes the call: an
+  // `auto` device backend that does not is replaced by cpu here, not after an Unimplemented run.
+  Backend* b = nullptr;
+  GRADRT_RETURN_IF_ERROR(choose_backend(q.kernel, q.work, &b));
+  Status s = b->supports(q);
+  if (!s.ok() && options_.backend == "auto" && b != cpu_backend()) {
+    b = cpu_backend();
+    s = b->supports(q);
+  }
+  if (!s.ok() && s.message().find(op_) == std::string::npos)
+    return Status(s.code(), op_ + " on backend " + b->name() + ": " + s.message());
+  GRADRT_RETURN_IF_ERROR(s);
+  prepared_ = {q.kernel, b, b->workspace_size(q), b->isa_for(q), b->tiles_for(q)};
+  tail_ = std::move(tail);
+  return Status::OK();
+}
+
+const std::string& OpContext::input_name(const TensorView* t) const {
+  for (const auto& [name, view] : inputs_)
+    if (&view == t) return name;
+  static const std::string none;
+  return none;
+}
+
+void OpContext::resume(const PreparedKernel& k, DType dtype, bool round_bf16, const Exec& plan_exec,
+                       std::unique_ptr<KernelState>* weights) {
+  weights_ = weights;
+  prepared_ = k;
+  dtype_ = dtype;
+  round_bf16_ = round_bf16;
+  exec_.workspace = plan_exec.workspace;
+  exec_.state = plan_exec.state;
+  exec_.weights_version = plan_exec.weights_version;
+}
+
 Status OpContext::finish() {
+  if (preparing()) return attrs_.check_unknown();
   for (const Tensor* t : unwritten_)
     if (t->num_bytes()) std::memset(const_cast<Tensor*>(t)->data(), 0, t->num_bytes());
   unwritten_.clear();
-  if (!ran_on_.empty()) return attrs_.check_unknown();
+  const bool resumed = mode_ == Mode::kResume;  // the attributes were checked at prepare
+  if (!ran_on_.empty()) return resumed ? Status::OK() : attrs_.check_unknown();
   // No kernel ran (empty result): still report which backend the call resolved to.
   Backend* b = nullptr;
   GRADRT_RETURN_IF_ERROR(choose_backend(std::nullopt, 0, &b));
   ran_on_ = b->name();
-  return attrs_.check_unknown();
+  return resumed ? Status::OK() : attrs_.check_unknown();
 }
 
 }  // namespace gradrt

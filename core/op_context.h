@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -18,10 +19,48 @@
 
 namespace gradrt {
 
+// What prepare() records of an op (core/plan.cpp) and hands back to the context of a run.
+struct PreparedKernel {
+  std::optional<Kernel> kernel;  // the kernel the op's deferred tail calls (none: no tail)
+  Backend* backend = nullptr;    // where it runs
+  size_t workspace_bytes = 0;    // what the backend asked for it
+  std::string isa, tiles;        // the backend's description of its choice
+};
+
 class OpContext {
  public:
+  // How the op function runs. kRun: at once (run_op before plans). kPrepare: up to its data
+  // phase: outputs are recorded, not allocated, and defer() keeps the tail instead of running
+  // it; with specs_only, inputs other than shape values need no data. kResume: a plan's run:
+  // only the recorded tail runs (the checks and attributes were done at prepare).
+  enum class Mode { kRun, kPrepare, kResume };
+  using Tail = std::function<Status(OpContext&)>;
+
   OpContext(const OpInfo& info, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
-            Outputs* outputs);
+            Outputs* outputs, Mode mode = Mode::kRun, bool specs_only = false);
+  // An op with no deferred tail returns OK here when preparing (its plan re-runs the whole op).
+  bool preparing() const { return mode_ == Mode::kPrepare; }
+
+  // The op's data phase, after every check and add_output: kRun runs tail(*this) now;
+  // kPrepare chooses the backend for kernel call `q` (Backend::supports) and keeps `tail`,
+  // which Plan::run calls on the context of each run (it must fetch its inputs with input()
+  // and its outputs with output(i), and capture nothing by reference). q.params is read
+  // during this call only.
+  Status defer(const KernelQuery& q, Tail tail);
+  // The name of input `t` (a pointer input() gave), for tails that fetch it again.
+  const std::string& input_name(const TensorView* t) const;
+  Tensor* output(size_t i) { return &(*outputs_)[i].second; }
+
+  // What kPrepare recorded, for the plan; then what kResume restores.
+  Tail take_tail() { return std::move(tail_); }
+  const PreparedKernel& prepared() const { return prepared_; }
+  const std::vector<std::pair<std::string, std::vector<int64_t>>>& values_read() const { return values_read_; }
+  const std::vector<std::pair<std::string, TensorSpec>>& output_specs() const { return output_specs_; }
+  DType round_state(bool* round_bf16) const { *round_bf16 = round_bf16_; return dtype_; }
+  // plan_exec: the plan's workspace, kernel state and weights version; weights: the plan's
+  // slot for load_weights.
+  void resume(const PreparedKernel& k, DType dtype, bool round_bf16, const Exec& plan_exec,
+              std::unique_ptr<KernelState>* weights);
 
   const std::string& op() const { return op_; }
   const OpInfo& info() const { return info_; }  // the op's names of inputs and outputs (ops.inc)
@@ -52,6 +91,11 @@ class OpContext {
   template <class T>
   const T* load(const TensorView& t, int64_t n, Scratch<T>* storage, const ChannelsFirst* cf = nullptr,
                 bool typed = true) const;
+  // load() of a weights operand (a conv's filter): in a plan's run, a conversion is kept in
+  // the plan and made again only when PlanRunOptions::weights_version or the address changed
+  // (Exec::state_current); elsewhere the same as load().
+  template <class T>
+  const T* load_weights(const TensorView& t, int64_t n, Scratch<T>* storage);
 
   // Allocates an output of this dtype and shape; records it in the op's outputs. Its memory
   // is left as is: an output that nothing writes (output_buffer/store/mark_written) is
@@ -80,6 +124,13 @@ class OpContext {
   // No kernel: the backend the call resolves to when nothing runs.
   Status choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out);
   const OpInfo& info_;
+  Mode mode_;
+  bool specs_only_;
+  Tail tail_;
+  PreparedKernel prepared_;
+  mutable std::vector<std::pair<std::string, std::vector<int64_t>>> values_read_;  // by int_vector, when preparing
+  std::unique_ptr<KernelState>* weights_ = nullptr;  // a plan's converted weights (resume)
+  std::vector<std::pair<std::string, TensorSpec>> output_specs_;  // add_output's, when preparing
   std::string op_;
   const Inputs& inputs_;
   AttrReader attrs_;
@@ -93,6 +144,12 @@ class OpContext {
 };
 
 // ---- implementation of the templates
+
+// The weights in compute form, kept by a plan between runs.
+template <class T>
+struct ConvertedWeights : KernelState {
+  std::vector<T> data;
+};
 
 template <class T>
 constexpr DType dtype_of() {
@@ -108,6 +165,23 @@ const T* OpContext::load(const TensorView& t, int64_t n, Scratch<T>* storage, co
   T* dst = storage->allocate(n);
   convert_in<T>(exec_, t.data, t.dtype, n, cf, round, dst);
   return dst;
+}
+
+template <class T>
+const T* OpContext::load_weights(const TensorView& t, int64_t n, Scratch<T>* storage) {
+  const bool round = std::is_same_v<T, float> && round_bf16_ && t.dtype == DType::float32;
+  if (!weights_ || (!round && t.dtype == dtype_of<T>())) return load<T>(t, n, storage);
+  Exec current = exec_;
+  current.state = weights_;
+  if (!*weights_) *weights_ = std::make_unique<ConvertedWeights<T>>();  // (T is fixed per plan)
+  auto* kept = static_cast<ConvertedWeights<T>*>(weights_->get());
+  if (!current.state_current(t.data)) {
+    kept->data.resize(static_cast<size_t>(n));
+    convert_in<T>(exec_, t.data, t.dtype, n, nullptr, round, kept->data.data());
+    kept->weights = t.data;
+    kept->version = exec_.weights_version;
+  }
+  return kept->data.data();
 }
 
 template <class T>

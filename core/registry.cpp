@@ -1,5 +1,5 @@
-// run_op: the op list (ops.inc) turned into a table of implementations, plus the
-// queries (ops, backends) that the CLI and the bindings show.
+// The op list (ops.inc) turned into a table of implementations (run_op and plans: plan.cpp),
+// plus the queries (ops, backends) that the CLI and the bindings show.
 #include <new>
 #include <sstream>
 
@@ -10,8 +10,6 @@
 
 namespace gradrt {
 namespace {
-
-using OpFn = Status (*)(OpContext&);
 
 struct OpEntry {
   OpInfo info;
@@ -59,33 +57,19 @@ const std::vector<OpInfo>& ops() {
   return infos;
 }
 
-Status run_op(std::string_view op, const Inputs& inputs, const Attrs& attrs, Outputs* outputs,
-              const RunOptions& options, RunInfo* info) {
-  if (!outputs) return Status(Code::InvalidArgument, "run_op: outputs must not be null");
-  outputs->clear();
-  const OpEntry* entry = find_entry(op);
-  if (!entry) return Status(Code::NotFound, "unknown op '" + std::string(op) + "' (gradrt ops lists them)");
+OpFn op_function(const OpInfo& info) {
+  for (const OpEntry& e : table())
+    if (&e.info == &info) return e.fn;
+  return nullptr;
+}
+
+Status check_input_names(const OpInfo& info, const Inputs& inputs) {
   for (const auto& [name, view] : inputs) {
     bool known = false;
-    for (const std::string& in : entry->info.inputs) known = known || in == name;
-    if (!known) return Status(Code::InvalidArgument, std::string(op) + ": unknown input '" + name + "'");
+    for (const std::string& in : info.inputs) known = known || in == name;
+    if (!known) return Status(Code::InvalidArgument, info.name + ": unknown input '" + name + "'");
   }
-  OpContext ctx(entry->info, inputs, attrs, options, outputs);
-  Status s;
-  try {
-    s = entry->fn(ctx);
-    if (s.ok()) s = ctx.finish();
-  } catch (const std::bad_alloc&) {
-    s = Status(Code::ResourceExhausted, std::string(op) + ": out of memory");
-  } catch (const std::exception& e) {
-    s = Status(Code::Internal, std::string(op) + ": " + e.what());
-  }
-  if (!s.ok()) {
-    outputs->clear();
-    return s;
-  }
-  if (info) info->backend = ctx.ran_on();
-  return s;
+  return Status::OK();
 }
 
 std::vector<BackendInfo> backends() {

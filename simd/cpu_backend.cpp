@@ -245,6 +245,8 @@ class CpuBackend final : public Backend {
     return s;
   }
 
+  std::string isa_for(const KernelQuery&) override { return simd::isa_name(simd::cpu_isa()); }
+
 #define GRADRT_CPU_FORWARD(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES)     \
   Status STEM(const Exec& e, const P& p, GRADRT_UNPACK ARGS) override { \
     kernels_for(GRADRT_UNPACK NAMES).STEM(e, tuning(), p, GRADRT_UNPACK NAMES); \

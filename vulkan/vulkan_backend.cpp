@@ -14,6 +14,7 @@
 #include "sequence.h"
 #include "ops/common.h"
 #include "ops/ops.h"
+#include "status_macros.h"
 
 namespace gradrt {
 namespace {
@@ -42,6 +43,18 @@ class VulkanBackend final : public Backend {
   bool preferred_for(Kernel kernel, int64_t work) override {
     if (!kernel_info(kernel).offload || !init().ok()) return false;
     return ctx_->info().is_real_gpu() && work >= (int64_t{1} << 22);
+  }
+
+  // Asked by prepare() before any data: what would otherwise come back as Unimplemented.
+  Status supports(const KernelQuery& q) override {
+    GRADRT_RETURN_IF_ERROR(init());
+    if (q.dtype == DType::float64 && !ctx_->info().features.shaderFloat64)
+      return Status(Code::Unimplemented, std::string("vulkan: ") + ctx_->info().props.deviceName +
+                                             " has no shaderFloat64; float64 kernels need it (use cpu)");
+    return vk::check_int32(kernel_info(q.kernel).stem, {q.max_elements});
+  }
+  std::string isa_for(const KernelQuery&) override {
+    return init().ok() ? std::string(ctx_->info().props.deviceName) : std::string();
   }
 
   // float64 uses the _f64 shader variants (devices with shaderFloat64; Unimplemented elsewhere).

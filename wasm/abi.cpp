@@ -1,5 +1,7 @@
 #include "abi.h"
 
+#include "checked.h"
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -70,7 +72,7 @@ Status read_string(const Heap& heap, uint64_t addr, size_t max, const char* what
   return Status::OK();
 }
 
-Status decode_inputs(const Heap& heap, uint64_t table_addr, uint32_t table_len, Inputs* inputs) {
+Status decode_inputs(const Heap& heap, uint64_t table_addr, uint32_t table_len, Inputs* inputs, bool specs) {
   if (table_len == 0) return Status::OK();
   if (table_len > kMaxInputs * (5 + kMaxRank) || !heap.contains(table_addr, uint64_t{table_len} * 8) || table_addr % 8 != 0)
     return {Code::InvalidArgument, "input table: bad address or length"};
@@ -104,7 +106,7 @@ Status decode_inputs(const Heap& heap, uint64_t table_addr, uint32_t table_len, 
     if (__builtin_mul_overflow(elements, elem, &need) || need != data_bytes)
       return {Code::InvalidArgument, label() + ": data has " + std::to_string(data_bytes) + " bytes, its shape needs " +
                                          std::to_string(elements) + " elements of " + std::to_string(elem) + " bytes"};
-    if (data_bytes > 0) {
+    if (data_bytes > 0 && !(specs && data_addr == 0)) {
       if (!heap.contains(static_cast<uint64_t>(data_addr), static_cast<uint64_t>(data_bytes)) || data_addr % elem != 0)
         return {Code::InvalidArgument, label() + ": data address outside the heap or misaligned"};
       view.data = heap.at<void>(static_cast<uint64_t>(data_addr));
@@ -112,6 +114,32 @@ Status decode_inputs(const Heap& heap, uint64_t table_addr, uint32_t table_len, 
     if (!inputs->emplace(std::string(name), std::move(view)).second)
       return {Code::InvalidArgument, label() + ": given twice"};
     i += 5 + static_cast<uint32_t>(rank);
+  }
+  return Status::OK();
+}
+
+Status decode_plan_args(const Heap& heap, uint64_t args_addr, Inputs* inputs, const std::vector<size_t>& out_bytes,
+                        std::vector<void*>* dest) {
+  const uint64_t words = 2 * uint64_t{inputs->size()} + out_bytes.size();
+  if (!heap.contains(args_addr, words * 4) || args_addr % 4 != 0) return {Code::InvalidArgument, "plan arguments: bad address"};
+  const uint32_t* w = heap.at<uint32_t>(args_addr);
+  for (auto& [name, view] : *inputs) {
+    const uint64_t addr = w[0], bytes = w[1], elem = dtype_size(view.dtype);
+    w += 2;
+    uint64_t need = elem;
+    for (int64_t d : view.shape) need *= static_cast<uint64_t>(d);  // the spec's, checked at prepare
+    if (bytes != need)
+      return {Code::InvalidArgument, "input '" + name + "': data has " + std::to_string(bytes) + " bytes, the plan's " +
+                                         dtype_name(view.dtype) + " " + shape_string(view.shape) + " needs " + std::to_string(need)};
+    if (bytes > 0 && (!heap.contains(addr, bytes) || addr % elem != 0))
+      return {Code::InvalidArgument, "input '" + name + "': data address outside the heap or misaligned"};
+    view.data = bytes ? heap.at<void>(addr) : nullptr;
+  }
+  dest->assign(out_bytes.size(), nullptr);
+  for (size_t j = 0; j < out_bytes.size(); ++j, ++w) {
+    if (*w == 0) continue;
+    if (!heap.contains(*w, out_bytes[j])) return {Code::InvalidArgument, "output " + std::to_string(j) + ": address outside the heap"};
+    (*dest)[j] = const_cast<char*>(heap.at<char>(*w));
   }
   return Status::OK();
 }

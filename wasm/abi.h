@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "gradrt/gradrt.h"
 
@@ -32,8 +33,16 @@ Status read_string(const Heap& heap, uint64_t addr, size_t max, const char* what
 // The input table: table_len float64 values at table_addr, one record per input:
 //   name_addr, dtype, rank, data_addr, data_bytes, dim_0 .. dim_{rank-1}
 // (float64 because every address, size and dimension of a 32-bit heap is exact in it).
-// The views point into the heap.
-Status decode_inputs(const Heap& heap, uint64_t table_addr, uint32_t table_len, Inputs* inputs);
+// The views point into the heap. specs: a record with data address 0 is a spec without data
+// (prepare; its data_bytes still give its size).
+Status decode_inputs(const Heap& heap, uint64_t table_addr, uint32_t table_len, Inputs* inputs, bool specs = false);
+
+// A plan run's arguments (gradrt_plan_run): u32 words at args_addr, two per input of `inputs`
+// in its (name) order, the data address and byte count (which must be the spec's), then one
+// per output: a heap address with room for out_bytes[j] to write output j into, or 0 (gradrt
+// allocates). Sets the inputs' data pointers and *dest.
+Status decode_plan_args(const Heap& heap, uint64_t args_addr, Inputs* inputs, const std::vector<size_t>& out_bytes,
+                        std::vector<void*>* dest);
 
 // {"name": value, ...}: each key and each value goes through AttrValue::parse_json.
 Status decode_attrs(std::string_view text, Attrs* attrs);

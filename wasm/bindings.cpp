@@ -14,6 +14,20 @@
 //   gradrt_free_held(addr)                      frees a held output by its data address
 //   gradrt_set_threads(n)                       threads for later runs (1 unless built with
 //                                               -pthread); returns the count now in effect
+//   gradrt_prepare(op, attrs_json, table, table_len, backend) -> plan id (> 0), or -code;
+//                                               the table as gradrt_run's, a record with data
+//                                               address 0 is a spec without data
+//   gradrt_plan_info_json(id)                   once per plan: {"inputs":[[name, dtype, [dims]], ...]
+//                                               (the order of gradrt_plan_run's words),
+//                                               "outputs":[[name, dtype, [dims], bytes], ...],
+//                                               "backend", "kernel", "isa"}
+//   gradrt_plan_run(id, args)                   -> status code; args: u32 words (abi.h
+//                                               decode_plan_args); on success each output's word
+//                                               holds its data address, valid until the plan's
+//                                               next run or gradrt_plan_free
+//   gradrt_plan_hold_output(id, j)              as gradrt_hold_output, for output j of the last run
+//   gradrt_plan_release(id)                     frees the last run's outputs (after they were read)
+//   gradrt_plan_free(id)
 // Strings are UTF-8, NUL-terminated; attrs_json and backend may be 0 ("{}", "auto").
 #include <emscripten/emscripten.h>
 
@@ -21,6 +35,7 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <memory>
 #include <unordered_map>
 #include <utility>
 
@@ -35,8 +50,21 @@ using gradrt::Code;
 using gradrt::Status;
 using gradrt::wasm::Heap;
 
+// A prepared plan and what its runs reuse: the input views (specs; each run sets the data
+// pointers), the output destinations and the last run's outputs.
+struct PlanSlot {
+  gradrt::Plan plan;
+  gradrt::Inputs inputs;
+  std::vector<size_t> out_bytes;
+  std::vector<void*> dest;
+  gradrt::Outputs outputs;
+  std::string info_json;
+};
+
 struct State {
   int threads = 1;
+  std::unordered_map<uint32_t, std::unique_ptr<PlanSlot>> plans;
+  uint32_t next_plan = 1;
   Status last;
   gradrt::Outputs outputs;
   std::string outputs_json;
@@ -184,6 +212,89 @@ EMSCRIPTEN_KEEPALIVE int gradrt_hold_output(uint32_t index) {
 }
 
 EMSCRIPTEN_KEEPALIVE void gradrt_free_held(uintptr_t addr) { state().held.erase(addr); }
+
+EMSCRIPTEN_KEEPALIVE int gradrt_prepare(uintptr_t op_addr, uintptr_t attrs_addr, uintptr_t table_addr,
+                                             uint32_t table_len, uintptr_t backend_addr) {
+  using namespace gradrt::wasm;
+  State& st = state();
+  const Heap h = heap();
+  std::string_view op, attrs_text = "{}", backend = "auto";
+  Status s = read_string(h, op_addr, kMaxNameBytes, "op name", &op);
+  if (s.ok() && attrs_addr != 0) s = read_string(h, attrs_addr, kMaxAttrsBytes, "attrs", &attrs_text);
+  if (s.ok() && backend_addr != 0) s = read_string(h, backend_addr, kMaxNameBytes, "backend", &backend);
+  auto slot = std::make_unique<PlanSlot>();
+  if (s.ok()) s = decode_inputs(h, table_addr, table_len, &slot->inputs, true);
+  gradrt::Attrs attrs;
+  if (s.ok()) s = decode_attrs(attrs_text, &attrs);
+  gradrt::RunOptions options;
+  options.backend = std::string(backend);
+  options.threads = st.threads;
+  if (s.ok()) s = gradrt::prepare(op, slot->inputs, attrs, &slot->plan, options);
+  if (!s.ok()) return -fail(std::move(s));
+  const gradrt::PlanInfo& info = slot->plan.info();
+  auto dims = [](const std::vector<int64_t>& shape) { return json_list(shape, [](int64_t d) { return std::to_string(d); }); };
+  std::string in = json_list(slot->inputs, [&](const auto& named) {
+    return "[" + json_string(named.first) + "," + std::to_string(static_cast<int>(named.second.dtype)) + "," +
+           dims(named.second.shape) + "]";
+  });
+  std::string out = json_list(info.outputs, [&](const auto& named) {
+    const gradrt::TensorSpec& t = named.second;
+    int64_t n = 1;
+    for (int64_t d : t.shape) n *= d;  // checked at prepare
+    slot->out_bytes.push_back(static_cast<size_t>(n) * gradrt::dtype_size(t.dtype));
+    return "[" + json_string(named.first) + "," + std::to_string(static_cast<int>(t.dtype)) + "," + dims(t.shape) +
+           "," + std::to_string(slot->out_bytes.back()) + "]";
+  });
+  slot->info_json = "{\"inputs\":" + in + ",\"outputs\":" + out + ",\"backend\":" + json_string(info.backend) +
+                    ",\"kernel\":" + json_string(info.kernel) + ",\"isa\":" + json_string(info.isa) + "}";
+  const uint32_t id = st.next_plan++ & 0x7fffffff;
+  st.plans.emplace(id, std::move(slot));
+  st.last = Status::OK();
+  return id;
+}
+
+EMSCRIPTEN_KEEPALIVE const char* gradrt_plan_info_json(uint32_t id) {
+  auto it = state().plans.find(id);
+  return it == state().plans.end() ? "null" : it->second->info_json.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE int gradrt_plan_run(uint32_t id, uintptr_t args_addr) {
+  State& st = state();
+  auto it = st.plans.find(id);
+  if (it == st.plans.end()) return fail(Status(Code::InvalidArgument, "plan " + std::to_string(id) + " does not exist (freed?)"));
+  PlanSlot& p = *it->second;
+  p.outputs.clear();  // the last run's: their memory goes back before this run allocates
+  Status s = gradrt::wasm::decode_plan_args(heap(), args_addr, &p.inputs, p.out_bytes, &p.dest);
+  if (!s.ok()) return fail(std::move(s));
+  gradrt::PlanRunOptions options;
+  size_t k = 0;  // outputs are asked for in the op's order
+  options.output_memory = [&](std::string_view, gradrt::DType, const std::vector<int64_t>&) -> void* {
+    return k < p.dest.size() ? p.dest[k++] : nullptr;
+  };
+  s = p.plan.run(p.inputs, &p.outputs, options);
+  if (!s.ok()) return fail(std::move(s));
+  uint32_t* words = reinterpret_cast<uint32_t*>(args_addr) + 2 * p.inputs.size();
+  for (size_t j = 0; j < p.outputs.size(); ++j) words[j] = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p.outputs[j].second.data()));
+  st.last = Status::OK();
+  return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE int gradrt_plan_hold_output(uint32_t id, uint32_t index) {
+  State& st = state();
+  auto it = st.plans.find(id);
+  if (it == st.plans.end() || index >= it->second->outputs.size()) return 0;
+  gradrt::Tensor& t = it->second->outputs[index].second;
+  if (t.data() == nullptr) return 0;
+  st.held.emplace(reinterpret_cast<uintptr_t>(t.data()), std::move(t));
+  return 1;
+}
+
+EMSCRIPTEN_KEEPALIVE void gradrt_plan_release(uint32_t id) {
+  auto it = state().plans.find(id);
+  if (it != state().plans.end()) it->second->outputs.clear();
+}
+
+EMSCRIPTEN_KEEPALIVE void gradrt_plan_free(uint32_t id) { state().plans.erase(id); }
 
 EMSCRIPTEN_KEEPALIVE void gradrt_release_outputs() {
   State& st = state();

@@ -113,6 +113,26 @@ export interface InitOptions {
   minThreadWorkNs?: number;
 }
 
+/** A spec for Runtime.prepare: dtype and shape (data only for the shape and sequence inputs,
+ * whose values the plan keeps), or a tensor / HeapTensor whose dtype and shape are taken. */
+export type TensorSpec = { dtype: DType; shape: number[]; data?: DataOf[DType] | number[] } | TensorLike | HeapTensor;
+
+/** A prepared op: validated once; each run passes its tensors in one binary call. */
+export interface Plan {
+  readonly op: string;
+  /** Where the kernel runs, which kernel and instruction set ("cpu", "conv2d_backprop_input", "wasm_simd128"). */
+  readonly backend: string;
+  readonly kernel: string;
+  readonly isa: string;
+  /** The outputs' names, dtypes and shapes, in the op's order (known at prepare). */
+  readonly outputs: Array<{ name: string; dtype: DType; shape: number[] }>;
+  /** Same bits as runOp; inputs must have the prepared dtypes and shapes. Throws GradrtError. */
+  run(inputs: Inputs, options: { outputs?: Record<string, OutputDestination>; heap: true }): Record<string, HeapTensor | Tensor>;
+  run(inputs: Inputs, options?: { outputs?: Record<string, OutputDestination>; heap?: boolean }): Outputs;
+  /** Frees the plan in the wasm heap; later runs throw. */
+  dispose(): void;
+}
+
 export interface Runtime {
   /** Whether the SIMD build was loaded. */
   readonly simd: boolean;
@@ -123,6 +143,8 @@ export interface Runtime {
    * are HeapTensors (except those written into typed-array destinations). */
   runOp(op: string, inputs: Inputs, attrs: Attrs | undefined, options: RunOptions & { heap: true }): Record<string, HeapTensor | Tensor>;
   runOp(op: string, inputs: Inputs, attrs?: Attrs, options?: RunOptions): Outputs;
+  /** Validates op once on input specs and attrs (throws GradrtError as runOp would). */
+  prepare(op: string, specs: Record<string, TensorSpec>, attrs?: Attrs, options?: { backend?: string }): Plan;
   ops(): OpInfo[];
   backends(): BackendInfo[];
   /** Size of the wasm linear memory in bytes (diagnostic). */

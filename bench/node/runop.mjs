@@ -3,6 +3,7 @@
 // Per case, median CPU ms and wall ms of:
 //   default      rt.runOp(op, inputs, attrs): every output a fresh typed array
 //   outputs=     rt.runOp(op, inputs, attrs, { outputs }): into arrays allocated once
+//   plan / plan outputs=  the same through rt.prepare(...).run(inputs[, { outputs }])
 //   baseline     --baseline WEBDIR: the default call through another copy of web/ (its src/
 //                and dist/, e.g. a checkout of an earlier commit after npm run build)
 //   N threads    --threads N: outputs= on init({ threads: N }) (wall time is what counts:
@@ -60,7 +61,15 @@ const os = await import('node:os');
 console.log(`gradrt ${rt.version}, Node ${process.version}, SIMD build; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores; medians, CPU ms / wall ms`);
 for (const [label, call] of CASES) {
   if (only && !label.includes(only) && !call[0].includes(only)) continue;
-  const variants = { default: () => rt.runOp(...call), 'outputs=': into(rt, call) };
+  const specs = Object.fromEntries(Object.entries(call[1]).map(([k, v]) => [k, Array.isArray(v) ? v : { dtype: v.dtype, shape: v.shape }]));
+  const plan = rt.prepare(call[0], specs, call[2]);
+  const planOut = Object.fromEntries(plan.outputs.map((o) => [o.name, new Float32Array(o.shape.reduce((a, b) => a * b, 1))]));
+  const variants = {
+    default: () => rt.runOp(...call),
+    'outputs=': into(rt, call),
+    plan: () => plan.run(call[1]),
+    'plan outputs=': () => plan.run(call[1], { outputs: planOut }),
+  };
   if (baseline) variants.baseline = () => baseline.runOp(...call);
   if (threaded) variants[`${threads} threads`] = into(threaded, call);
   const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, { cpu: [], wall: [] }]));

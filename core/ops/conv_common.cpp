@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "ops.h"
 #include "status_macros.h"
 
@@ -17,6 +19,33 @@ Status read_sizes4(OpContext& ctx, const TensorView& t, const char* name, std::v
   GRADRT_RETURN_IF_ERROR(read_sizes(ctx, t, name, out));
   if (out->size() != 4) return ctx.error(std::string(name) + " must contain 4 values, got " + std::to_string(out->size()));
   return Status::OK();
+}
+
+Status finish_conv(OpContext& ctx, Kernel which, const ConvOperands& c, const std::vector<int64_t>& out_shape) {
+  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
+  Tensor* out;
+  GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), out_shape, &out));
+  // What the data phase needs, by value: a plan runs it again on each run's tensors.
+  struct Step {
+    Kernel which;
+    ConvSpec spec;
+    ConvParams p;
+    bool depthwise;
+    std::string a, b;  // input names
+    ConvRole ra, rb, rout;
+  };
+  const ConvParams& p = c.p;
+  const int64_t w_elements = c.depthwise ? p.dw_w_elements() : p.w_elements();
+  const KernelQuery q{which, ctx.compute_double() ? DType::float64 : DType::float32, &p, conv_work(p, c.depthwise),
+                      std::max({p.x_elements(), w_elements, p.y_elements()})};
+  return ctx.defer(q, [s = Step{which, c.spec, p, c.depthwise, ctx.input_name(&c.a.t), ctx.input_name(&c.b.t),
+                                c.a.role, c.b.role, c.out.role}](OpContext& ctx) {
+    const TensorView *a, *b;
+    GRADRT_RETURN_IF_ERROR(ctx.input(s.a.c_str(), &a));
+    GRADRT_RETURN_IF_ERROR(ctx.input(s.b.c_str(), &b));
+    return run_conv_kernel(ctx, s.which, {.spec = s.spec, .p = s.p, .depthwise = s.depthwise, .a = {*a, s.ra},
+                                          .b = {*b, s.rb}, .out = {ctx.output(0), s.rout}});
+  });
 }
 
 Status run_conv_forward(OpContext& ctx, bool depthwise) {

@@ -6,6 +6,40 @@
 
 namespace gradrt {
 
+namespace {
+
+Status batch_norm_grad_data(OpContext& ctx, const BatchNormParams& p, const BatchNormLayout& l) {
+  const TensorView *dy, *x, *scale, *rs1, *rs2;
+  GRADRT_RETURN_IF_ERROR(ctx.input("y_backprop", &dy));
+  GRADRT_RETURN_IF_ERROR(ctx.input("x", &x));
+  GRADRT_RETURN_IF_ERROR(ctx.input("scale", &scale));
+  GRADRT_RETURN_IF_ERROR(ctx.input("reserve_space_1", &rs1));
+  GRADRT_RETURN_IF_ERROR(ctx.input("reserve_space_2", &rs2));
+  Tensor *dx = ctx.output(0), *dscale = ctx.output(1), *doffset = ctx.output(2);
+  return with_compute_type(ctx, [&](auto t) {
+    using T = decltype(t);
+    const int64_t C = l.channels;
+    Scratch<T> sdy, sx, sscale, smean, svar, sdx;
+    std::vector<T> sds(C), sdo(C);
+    const T* g = ctx.load<T>(*dy, l.rows * C, &sdy, l.cf_ptr());
+    const T* in = ctx.load<T>(*x, l.rows * C, &sx, l.cf_ptr());
+    const T* sc = ctx.load<T>(*scale, C, &sscale, nullptr, false);
+    const T* mean = ctx.load<T>(*rs1, C, &smean, nullptr, false);
+    const T* var = ctx.load<T>(*rs2, C, &svar, nullptr, false);
+    T* out = ctx.output_buffer<T>(dx, &sdx, l.cf_ptr());
+    Status st = ctx.run_kernel(Kernel::fused_batch_norm_grad, l.rows * C, [&](Backend* be) {
+      return be->fused_batch_norm_grad(ctx.exec(), p, g, in, sc, mean, var, out, sds.data(), sdo.data());
+    });
+    if (!st.ok()) return st;
+    ctx.store<T>(out, dx, l.cf_ptr());
+    ctx.store<T>(sds.data(), dscale, nullptr, false);
+    ctx.store<T>(sdo.data(), doffset, nullptr, false);
+    return Status::OK();
+  });
+}
+
+}  // namespace
+
 Status run_fused_batch_norm_grad(OpContext& ctx) {
   const bool v1 = ctx.op() == "FusedBatchNormGrad", v3 = ctx.op() == "FusedBatchNormGradV3";
   const TensorView *dy, *x, *scale, *rs1, *rs2, *rs3;
@@ -47,26 +81,10 @@ Status run_fused_batch_norm_grad(OpContext& ctx) {
   GRADRT_RETURN_IF_ERROR(ctx.add_output(v3 ? "reserve_space_5" : "reserve_space_4", DType::float32, {0}, &e2));
   if (l.rows == 0 || l.channels == 0) return Status::OK();  // empty x: empty dx, zero sums
 
-  return with_compute_type(ctx, [&](auto t) {
-    using T = decltype(t);
-    const int64_t C = l.channels;
-    Scratch<T> sdy, sx, sscale, smean, svar, sdx;
-    std::vector<T> sds(C), sdo(C);
-    const T* g = ctx.load<T>(*dy, l.rows * C, &sdy, l.cf_ptr());
-    const T* in = ctx.load<T>(*x, l.rows * C, &sx, l.cf_ptr());
-    const T* sc = ctx.load<T>(*scale, C, &sscale, nullptr, false);
-    const T* mean = ctx.load<T>(*rs1, C, &smean, nullptr, false);
-    const T* var = ctx.load<T>(*rs2, C, &svar, nullptr, false);
-    T* out = ctx.output_buffer<T>(dx, &sdx, l.cf_ptr());
-    Status st = ctx.run_kernel(Kernel::fused_batch_norm_grad, l.rows * C, [&](Backend* be) {
-      return be->fused_batch_norm_grad(ctx.exec(), p, g, in, sc, mean, var, out, sds.data(), sdo.data());
-    });
-    if (!st.ok()) return st;
-    ctx.store<T>(out, dx, l.cf_ptr());
-    ctx.store<T>(sds.data(), dscale, nullptr, false);
-    ctx.store<T>(sdo.data(), doffset, nullptr, false);
-    return Status::OK();
-  });
+  // The data phase (a plan's run): inputs and outputs fetched again, p and l by value.
+  const KernelQuery q{Kernel::fused_batch_norm_grad, ctx.compute_double() ? DType::float64 : DType::float32, &p,
+                      l.rows * l.channels, l.rows * l.channels};
+  return ctx.defer(q, [p, l](OpContext& c) { return batch_norm_grad_data(c, p, l); });
 }
 
 }  // namespace gradrt

@@ -17,6 +17,7 @@ struct KernelInput {
   const TensorView* t;
   int64_t n;
   const ChannelsFirst* cf = nullptr;
+  bool weights = false;  // a filter: loaded with load_weights (a plan keeps its conversion)
 };
 // The output of a kernel call and its layout.
 struct KernelOutput {
@@ -38,8 +39,11 @@ struct BinaryCall {
 template <class T, class K>
 Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
   Scratch<T> sa, sb, so;
-  const T* pa = ctx.load<T>(*c.a.t, c.a.n, &sa, c.a.cf);
-  const T* pb = c.b.t ? ctx.load<T>(*c.b.t, c.b.n, &sb, c.b.cf) : nullptr;
+  auto load = [&](const KernelInput& in, Scratch<T>* s) {
+    return in.weights ? ctx.load_weights<T>(*in.t, in.n, s) : ctx.load<T>(*in.t, in.n, s, in.cf);
+  };
+  const T* pa = load(c.a, &sa);
+  const T* pb = c.b.t ? load(c.b, &sb) : nullptr;  // an absent second input (BiasAddGrad)
   T* po = ctx.output_buffer<T>(c.out.t, &so, c.out.cf);
   Status s = ctx.run_kernel(c.kernel, c.work, [&](Backend* be) { return kernel(be, pa, pb, po); });
   if (s.ok()) ctx.store<T>(po, c.out.t, c.out.cf);
@@ -144,6 +148,12 @@ Status call_conv_kernel(Backend* be, Kernel which, const Exec& e, const ConvPara
   }
 }
 
+// A conv kernel's work estimate in multiply-adds: every dy element takes one per tap and
+// filter input channel.
+inline int64_t conv_work(const ConvParams& p, bool depthwise) {
+  return p.y_elements() * p.filter_h * p.filter_w * (depthwise ? 1 : p.filter_in_c);
+}
+
 // The common tail of the six conv ops, after validation and output allocation: an empty
 // output, or a sum over an empty operand (zeros, already there), runs nothing; otherwise
 // conv kernel `which` computes out from (a, b) in the compute type, NCHW operands transposed
@@ -158,10 +168,10 @@ inline Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& 
     if (!c.spec.nchw || r == ConvRole::kW) return nullptr;
     return r == ConvRole::kX ? &cf_x : &cf_dy;
   };
-  // Multiply-adds: every dy element takes one per tap and filter input channel.
-  const int64_t work = p.y_elements() * p.filter_h * p.filter_w * (c.depthwise ? 1 : p.filter_in_c);
-  const BinaryCall call{which, work, {&c.a.t, count(c.a.role), layout(c.a.role)},
-                        {&c.b.t, count(c.b.role), layout(c.b.role)}, {c.out.t, layout(c.out.role)}};
+  const BinaryCall call{which, conv_work(p, c.depthwise),
+                        {&c.a.t, count(c.a.role), layout(c.a.role), c.a.role == ConvRole::kW},
+                        {&c.b.t, count(c.b.role), layout(c.b.role), c.b.role == ConvRole::kW},
+                        {c.out.t, layout(c.out.role)}};
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
     return run_binary<T>(ctx, call, [&](Backend* be, const T* pa, const T* pb, T* po) {
@@ -171,11 +181,8 @@ inline Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& 
 }
 
 // The tail of every conv op once its shapes are resolved: unknown attributes fail, the
-// output ("output", out_shape) is allocated into c.out.t, then run_conv_kernel.
-inline Status finish_conv(OpContext& ctx, Kernel which, ConvOperands c, const std::vector<int64_t>& out_shape) {
-  GRADRT_RETURN_IF_ERROR(ctx.attrs().check_unknown());
-  GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), out_shape, &c.out.t));
-  return run_conv_kernel(ctx, which, c);
-}
+// output ("output", out_shape) is added, then run_conv_kernel as the op's deferred data
+// phase (c.out.t is not read: the output is the context's first).
+Status finish_conv(OpContext& ctx, Kernel which, const ConvOperands& c, const std::vector<int64_t>& out_shape);
 
 }  // namespace gradrt

@@ -3,7 +3,8 @@
 // typed arrays, or into the caller's own with options.outputs; HeapTensors skip the copies).
 import { CODES, GradrtError, invalid } from './errors.js';
 import { HeapTensor, heapState } from './heap_tensor.js';
-import { DTYPES, attrsJson, checkDtypeShape, toTensor } from './tensor.js';
+import { Plan, toSpec } from './plan.js';
+import { DTYPES, attrsJson, checkDtypeShape, copyOut, toTensor } from './tensor.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -102,11 +103,7 @@ export class Runtime {
   // of a fresh array, or null to drop that output (no copy, left out of the result). heap:
   // the other outputs come back as HeapTensors (no copy; the caller disposes them).
   runOp(op, inputs, attrs = {}, options = {}) {
-    this.#usable();
-    if (typeof op !== 'string') throw invalid('op must be a string (a TensorFlow op name)');
-    if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) throw invalid('inputs must be an object { name: tensor }');
-    const backend = options && options.backend !== undefined ? options.backend : 'auto';
-    if (typeof backend !== 'string') throw invalid('options.backend must be a string');
+    const backend = this.#callArgs(op, inputs, 'inputs must be an object { name: tensor }', options);
     const into = options && options.outputs !== undefined ? this.#destinations(op, options.outputs) : null;
     const heapOut = Boolean(options && options.heap);
     // A HeapTensor input is read in place: { dtype, shape, ptr, bytes } instead of data.
@@ -114,19 +111,71 @@ export class Runtime {
       const h = this.#own(value, `input '${name}'`);
       return [name, h ? { dtype: value.dtype, shape: value.shape, ptr: h.ptr, bytes: h.bytes } : toTensor(name, value)];
     });
-    const json = attrsJson(attrs);
+    const m = this.#m;
+    const { base, ptrs, tableLen } = this.#stage(op, tensors, [op, attrsJson(attrs), backend]);
+    try {
+      const code = this.#call(() => m._gradrt_run(ptrs[0], ptrs[1], tableLen ? base : 0, tableLen, ptrs[2]));
+      if (code !== 0) throw this.#lastError(code);
+      return this.#outputs(op, into, heapOut);
+    } finally {
+      if (!this.#broken) m._gradrt_release_outputs();
+    }
+  }
 
-    // One scratch block of the heap holds the call's arguments, kept across calls (see
-    // #reserve): the input table (float64 records, see wasm/abi.h), then each input's data
-    // (128-byte aligned, as the block and the op's outputs: see gradrt_alloc in
-    // wasm/bindings.cpp; not for HeapTensors), then the NUL-terminated UTF-8 strings (op,
-    // attrs, backend, input names), each given room for 3 bytes per UTF-16 unit.
-    const strings = [op, json, backend, ...tensors.map(([name]) => name)];
+  // A prepared op (plan.js): specs { name: { dtype, shape } } (data only for the shape and
+  // sequence inputs, whose values the plan keeps), attrs as runOp's. Validated once here.
+  prepare(op, specs, attrs = {}, options = {}) {
+    const backend = this.#callArgs(op, specs, 'specs must be an object { name: { dtype, shape } }', options);
+    const tensors = Object.entries(specs).map(([name, value]) => [name, toSpec(name, value, (v, l) => this.#own(v, l))]);
+    const m = this.#m;
+    const { base, ptrs, tableLen } = this.#stage(op, tensors, [op, attrsJson(attrs), backend]);
+    const id = this.#call(() => m._gradrt_prepare(ptrs[0], ptrs[1], tableLen ? base : 0, tableLen, ptrs[2]));
+    if (id <= 0) throw this.#lastError(-id);
+    const info = JSON.parse(this.#string(m._gradrt_plan_info_json(id)));
+    return new Plan(op, id, info, this.#planPort());
+  }
+
+  // The checks runOp and prepare share; -> the backend name.
+  #callArgs(op, tensors, notObject, options) {
+    this.#usable();
+    if (typeof op !== 'string') throw invalid('op must be a string (a TensorFlow op name)');
+    if (tensors === null || typeof tensors !== 'object' || Array.isArray(tensors)) throw invalid(notObject);
+    const backend = options && options.backend !== undefined ? options.backend : 'auto';
+    if (typeof backend !== 'string') throw invalid('options.backend must be a string');
+    return backend;
+  }
+
+  // What a Plan reaches of its runtime: the module, the heap, the scratch block, checks.
+  #planPort() {
+    return {
+      m: this.#m,
+      dtypes: this.#info.dtypes,
+      heap: () => this.#heap(),
+      reserve: (op, bytes) => this.#reserve(op, bytes),
+      own: (value, label) => this.#own(value, label),
+      usable: () => this.#usable(),
+      call: (fn) => this.#call(fn),
+      error: (code) => this.#lastError(code),
+      heapTensor: (dtype, shape, ptr, bytes, free) => new HeapTensor(this, dtype, shape, ptr, bytes, () => this.#heap().buffer, free),
+    };
+  }
+
+  #lastError(code) {
+    return new GradrtError(CODES[code] || 'Internal', this.#string(this.#m._gradrt_error_message()));
+  }
+
+  // One scratch block of the heap holds a call's arguments, kept across calls (see #reserve):
+  // the input table (float64 records, see wasm/abi.h), then each input's data (128-byte
+  // aligned, as the block and the op's outputs: see gradrt_alloc in wasm/bindings.cpp; not for
+  // HeapTensors, nor for specs without data, whose address is 0), then the NUL-terminated UTF-8
+  // strings (`strings`, then the input names), each given room for 3 bytes per UTF-16 unit.
+  #stage(op, tensors, fixed) {
+    const strings = [...fixed, ...tensors.map(([name]) => name)];
     let tableLen = 0;
     for (const [, t] of tensors) tableLen += 5 + t.shape.length;
     let size = tableLen * 8;
     const dataOff = tensors.map(([, t]) => {
-      if (t.ptr !== undefined) return -1;
+      if (t.ptr !== undefined || t.data === undefined) return -1;
       const at = align128(size);
       size = at + t.data.byteLength;
       return at;
@@ -138,31 +187,21 @@ export class Runtime {
     });
     if (size > MAX_BYTES) throw new GradrtError('ResourceExhausted', `${op}: cannot allocate ${size} bytes in the wasm heap`);
 
-    const m = this.#m;
     const base = this.#reserve(op, size); // may grow the heap: views are taken after it
-    try {
-      const heap = this.#heap();
-      const ptrs = stringOff.map((off, i) => writeCString(heap, base + off, strings[i]));
-      const table = new Float64Array(heap.buffer, base, tableLen);
-      let k = 0;
-      tensors.forEach(([, t], i) => {
-        const inHeap = t.ptr !== undefined;
-        const bytes = inHeap ? t.bytes : t.data.byteLength;
-        const addr = !bytes ? 0 : inHeap ? t.ptr : base + dataOff[i];
-        table.set([ptrs[3 + i], dtypeCode(this.#info, t.dtype), t.shape.length, addr, bytes], k);
-        table.set(t.shape, k + 5);
-        k += 5 + t.shape.length;
-        if (bytes && !inHeap) heap.set(new Uint8Array(t.data.buffer, t.data.byteOffset, bytes), addr);
-      });
-
-      const code = this.#call(() => m._gradrt_run(ptrs[0], ptrs[1], tableLen ? base : 0, tableLen, ptrs[2]));
-      if (code !== 0) {
-        throw new GradrtError(CODES[code] || 'Internal', this.#string(m._gradrt_error_message()));
-      }
-      return this.#outputs(op, into, heapOut);
-    } finally {
-      if (!this.#broken) m._gradrt_release_outputs();
-    }
+    const heap = this.#heap();
+    const ptrs = stringOff.map((off, i) => writeCString(heap, base + off, strings[i]));
+    const table = new Float64Array(heap.buffer, base, tableLen);
+    let k = 0;
+    tensors.forEach(([, t], i) => {
+      const inHeap = t.ptr !== undefined;
+      const bytes = inHeap ? t.bytes : t.data === undefined ? t.bytes : t.data.byteLength;
+      const addr = !bytes || dataOff[i] < 0 ? (inHeap && bytes ? t.ptr : 0) : base + dataOff[i];
+      table.set([ptrs[fixed.length + i], dtypeCode(this.#info, t.dtype), t.shape.length, addr, bytes], k);
+      table.set(t.shape, k + 5);
+      k += 5 + t.shape.length;
+      if (bytes && dataOff[i] >= 0) heap.set(new Uint8Array(t.data.buffer, t.data.byteOffset, bytes), addr);
+    });
+    return { base, ptrs, tableLen };
   }
 
   // The scratch block: grown when a call needs more, replaced by a smaller one when a call
@@ -225,7 +264,6 @@ export class Runtime {
       }
     }
     const heap = this.#heap();
-    const shared = !(heap.buffer instanceof ArrayBuffer);
     const result = {};
     described.forEach(([name, code, shape, ptr, bytes], index) => {
       const dtype = this.#info.dtypes[code];
@@ -244,18 +282,7 @@ export class Runtime {
           bytes ? () => m._gradrt_free_held(ptr) : null);
         return;
       }
-      let data;
-      if (dest) {
-        data = dest.data;
-        new Uint8Array(data.buffer, data.byteOffset, bytes).set(heap.subarray(ptr, ptr + bytes));
-      } else if (shared) {
-        // slice() of a SharedArrayBuffer is shared too: copy into a plain ArrayBuffer instead.
-        data = new Ctor(bytes / Ctor.BYTES_PER_ELEMENT);
-        new Uint8Array(data.buffer).set(heap.subarray(ptr, ptr + bytes));
-      } else {
-        data = new Ctor(heap.buffer.slice(ptr, ptr + bytes)); // one copy, no zero-fill
-      }
-      result[name] = { dtype, shape, data };
+      result[name] = { dtype, shape, data: copyOut(heap, ptr, bytes, Ctor, dest && dest.data) };
     });
     return result;
   }

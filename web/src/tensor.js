@@ -120,3 +120,17 @@ export function attrsJson(attrs) {
     throw e.code ? e : invalid(`attrs: ${e.message}`);
   }
 }
+
+// An output's bytes at heap[ptr] into `into` (a typed array of its length) or, without one, a
+// fresh typed array of Ctor: one copy, no zero-fill (slice), except from a SharedArrayBuffer
+// (the threaded build), whose slice() would be shared too.
+export function copyOut(heap, ptr, bytes, Ctor, into) {
+  if (into) {
+    new Uint8Array(into.buffer, into.byteOffset, bytes).set(heap.subarray(ptr, ptr + bytes));
+    return into;
+  }
+  if (heap.buffer instanceof ArrayBuffer) return new Ctor(heap.buffer.slice(ptr, ptr + bytes));
+  const data = new Ctor(bytes / Ctor.BYTES_PER_ELEMENT);
+  new Uint8Array(data.buffer).set(heap.subarray(ptr, ptr + bytes));
+  return data;
+}

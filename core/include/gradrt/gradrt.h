@@ -177,6 +177,72 @@ std::vector<BackendInfo> backends();
 // The backend "auto" resolves to for op (cpu unless a faster one can run it).
 std::string auto_backend(std::string_view op);
 
+// ---------------------------------------------------------------- Plans
+// prepare() does once what every run_op call does: attributes, validation, shapes, the backend
+// and kernel choice, the workspace; Plan::run then gives the same bits as run_op with the same
+// arguments (run_op itself is prepare + run behind a small per-thread plan cache).
+//
+//   gradrt::Plan plan;
+//   s = gradrt::prepare("Conv2DBackpropFilter", {{"input", x_spec}, {"filter_sizes", sizes},
+//                       {"out_backprop", dy_spec}}, attrs, &plan);
+//   for (...) s = plan.run({{"input", x}, {"filter_sizes", sizes}, {"out_backprop", dy}}, &outputs);
+//
+// Input specs are TensorViews: dtype and shape are fixed for the plan. `data` is read only for
+// the inputs whose values decide shapes (input_sizes, filter_sizes, orig_input_tensor_shape,
+// row/col_pooling_sequence): those values are copied into the plan and run() must get the same
+// ones. Other inputs' data may be null at prepare.
+
+struct TensorSpec {
+  DType dtype = DType::float32;
+  std::vector<int64_t> shape;
+};
+
+// What prepare() resolved, as data.
+struct PlanInfo {
+  std::string op;
+  std::string backend;         // where the kernel runs ("auto" resolved); empty when no kernel runs
+  std::string kernel;          // its stem in the kernel list (core/kernels.h), e.g. "conv2d_backprop_filter"
+  std::string isa;             // the backend's instruction set or device ("avx512", "wasm_simd128", ...)
+  std::string tiles;           // the backend's tile choice for this kernel, where it reports one
+  size_t workspace_bytes = 0;  // scratch the kernel asked for; the plan owns it
+  bool fast = false;           // run() skips the op's checks (they ran at prepare); false: run() redoes them
+  std::vector<std::pair<std::string, TensorSpec>> outputs;  // in the op's output order
+};
+
+struct PlanRunOptions {
+  // Content version of the weights (a conv's filter): state a kernel keeps in the plan (packed
+  // filter panels) is reused only while this stays the same nonzero value and the weights are
+  // at the same address. 0 (the default): unknown, so it is made again on every run.
+  uint64_t weights_version = 0;
+  // As RunOptions::output_memory.
+  std::function<void*(std::string_view name, DType dtype, const std::vector<int64_t>& shape)> output_memory;
+};
+
+// A prepared op. Movable, not copyable; one run at a time (its workspace and kernel state are
+// its own: use a plan per thread).
+class Plan {
+ public:
+  Plan();
+  ~Plan();
+  Plan(Plan&&) noexcept;
+  Plan& operator=(Plan&&) noexcept;
+  bool valid() const { return impl_ != nullptr; }
+  const PlanInfo& info() const;  // of a valid plan
+  // Inputs must have the prepared dtypes and shapes (and values, for the shape inputs):
+  // anything else is InvalidArgument naming the input. On failure `outputs` is left empty.
+  Status run(const Inputs& inputs, Outputs* outputs, const PlanRunOptions& options = {}, RunInfo* info = nullptr);
+
+  struct Impl;
+ private:
+  std::unique_ptr<Impl> impl_;
+  friend struct PlanAccess;  // core/plan.cpp
+};
+
+// Validates op on input specs and attrs and fills *plan (left invalid on failure). options:
+// backend and threads as for run_op (output_memory is per run: PlanRunOptions).
+Status prepare(std::string_view op, const Inputs& specs, const Attrs& attrs, Plan* plan,
+               const RunOptions& options = {});
+
 // ---------------------------------------------------------------- Typed calls
 // Attrs mirror TensorFlow's C++ `Attrs` setters; strides and padding are required.
 struct ConvAttrs {

@@ -69,7 +69,41 @@ export function ioFor(name) {
   throw new GradrtError('InvalidArgument', `gradrt/tfjs: backend '${name}' is not supported (wasm, cpu)`);
 }
 
-// Runs a gradrt op as the body of a tfjs kernel:
+// Prepared plans per runtime, keyed by op, attrs and input shapes (and the values of shape
+// inputs): a training step calls each kernel with the same few shapes over and over, so the
+// validation, attribute parsing and output description happen once per (op, shape), not per
+// call. At most MAX_PLANS per runtime; the oldest is freed first.
+const PLANS = new WeakMap();
+const MAX_PLANS = 64;
+
+const isValues = (t) => Array.isArray(t) || ArrayBuffer.isView(t);
+
+export function planFor(rt, op, inputs, attrs) {
+  let cache = PLANS.get(rt);
+  if (!cache) PLANS.set(rt, (cache = new Map()));
+  let key = op + JSON.stringify(attrs);
+  for (const name in inputs) {
+    const t = inputs[name];
+    key += isValues(t) ? `|${name}=${Array.prototype.join.call(t, ',')}` : `|${name}:${t.dtype}[${t.shape.join(',')}]`;
+  }
+  let plan = cache.get(key);
+  if (plan) return plan;
+  if (cache.size >= MAX_PLANS) {
+    const [oldest, old] = cache.entries().next().value;
+    old.dispose();
+    cache.delete(oldest);
+  }
+  const specs = {};
+  for (const name in inputs) {
+    const t = inputs[name];
+    specs[name] = isValues(t) ? t : { dtype: t.dtype, shape: t.shape };
+  }
+  plan = rt.prepare(op, specs, attrs);
+  cache.set(key, plan);
+  return plan;
+}
+
+// Runs a gradrt op as the body of a tfjs kernel (through its plan, see planFor):
 //   outs: [{ name, shape, dtype }] the op's outputs that become tfjs tensors, in order;
 //   inputs(view) -> runOp's inputs, where view(info) gives a tensor's data;
 //   extra: further runOp outputs options (e.g. { reserve_space_3: null }).
@@ -83,7 +117,10 @@ export function runInto(rt, io, backend, op, outs, inputs, attrs, extra = {}) {
     outs.forEach((o, i) => {
       outputs[o.name] = view(infos[i]);
     });
-    rt.runOp(op, inputs(view), attrs, { outputs });
+    const ins = inputs(view);
+    // (a runtime without prepare, e.g. a wrapper of an older one: one runOp per call)
+    if (typeof rt.prepare === 'function') planFor(rt, op, ins, attrs).run(ins, { outputs });
+    else rt.runOp(op, ins, attrs, { outputs });
   } catch (e) {
     for (const info of infos) io.drop(backend, info);
     throw e;

@@ -1,0 +1,292 @@
+// Plans (core/plan.cpp): prepare once on specs, run many. A plan's run gives the same bits as
+// run_op on every backend, with the op's other dtypes and layouts, on changed data; the
+// reference backend is the independent check of the values; bad specs fail at prepare and
+// mismatched inputs at run, each with a status.
+#include <cstring>
+
+#include "util.h"
+
+namespace {
+
+using gradrt::Attrs;
+using gradrt::AttrValue;
+using gradrt::Code;
+using gradrt::DType;
+using gradrt::Inputs;
+using gradrt::Outputs;
+using gradrt::Plan;
+using gradrt::RunOptions;
+using gradrt::Status;
+
+struct Case {
+  std::string op;
+  std::vector<test::Host> (*make)(std::mt19937& rng);  // inputs in the op's order
+  Attrs attrs;
+};
+
+Attrs conv_attrs(std::vector<int64_t> strides, const char* padding, const char* format = "NHWC") {
+  return {{"strides", AttrValue(strides)}, {"padding", padding}, {"data_format", format}};
+}
+
+std::vector<Case> cases() {
+  using test::Host;
+  return {
+      {"Conv2DBackpropInput",
+       [](std::mt19937& r) -> std::vector<Host> {
+         return {test::ints({2, 8, 8, 16}), test::random(DType::float32, {3, 3, 16, 16}, r),
+                 test::random(DType::float32, {2, 4, 4, 16}, r)};
+       },
+       conv_attrs({1, 2, 2, 1}, "SAME")},
+      {"Conv2DBackpropFilter",
+       [](std::mt19937& r) -> std::vector<Host> {
+         return {test::random(DType::float16, {1, 16, 8, 8}, r), test::ints({3, 3, 16, 8}),
+                 test::random(DType::float16, {1, 8, 8, 8}, r)};
+       },
+       conv_attrs({1, 1, 1, 1}, "SAME", "NCHW")},
+      {"DepthwiseConv2dNativeBackpropInput",
+       [](std::mt19937& r) -> std::vector<Host> {
+         return {test::ints({1, 9, 9, 8}), test::random(DType::float64, {3, 3, 8, 2}, r),
+                 test::random(DType::float64, {1, 9, 9, 16}, r)};
+       },
+       conv_attrs({1, 1, 1, 1}, "SAME")},
+      {"DepthwiseConv2dNativeBackpropFilter",
+       [](std::mt19937& r) -> std::vector<Host> {
+         return {test::random(DType::float32, {2, 7, 7, 4}, r), test::ints({3, 3, 4, 1}, DType::int64),
+                 test::random(DType::float32, {2, 3, 3, 4}, r)};
+       },
+       conv_attrs({1, 2, 2, 1}, "VALID")},
+      {"Conv2D",
+       [](std::mt19937& r) -> std::vector<Host> {
+         return {test::random(DType::bfloat16, {1, 6, 6, 3}, r), test::random(DType::bfloat16, {2, 2, 3, 5}, r)};
+       },
+       conv_attrs({1, 1, 1, 1}, "VALID")},
+      {"FusedBatchNormGradV3",
+       [](std::mt19937& r) -> std::vector<Host> {
+         return {test::random(DType::float32, {2, 5, 3, 3}, r), test::random(DType::float32, {2, 5, 3, 3}, r),
+                 test::random(DType::float32, {5}, r, 0.5, 1.5), test::random(DType::float32, {5}, r),
+                 test::random(DType::float32, {5}, r, 0.5, 1.5), test::make(DType::float32, {0}, {})};
+       },
+       {{"epsilon", 0.001}, {"data_format", "NCHW"}}},
+      // Ops whose plan runs the whole op each time (no deferred data phase).
+      {"FusedBatchNormV3",
+       [](std::mt19937& r) -> std::vector<Host> {
+         return {test::random(DType::float32, {2, 3, 3, 4}, r), test::random(DType::float32, {4}, r),
+                 test::random(DType::float32, {4}, r), test::random(DType::float32, {4}, r),
+                 test::random(DType::float32, {4}, r, 0.5, 1.5)};
+       },
+       {{"epsilon", 0.001}, {"is_training", true}}},
+      {"FractionalAvgPoolGrad",
+       [](std::mt19937& r) -> std::vector<Host> {
+         return {test::ints({1, 5, 5, 2}, DType::int64), test::random(DType::float32, {1, 2, 2, 2}, r),
+                 test::ints({0, 2, 5}, DType::int64), test::ints({0, 3, 5}, DType::int64)};
+       },
+       {{"overlapping", false}}},
+  };
+}
+
+Inputs views(const std::string& op, const test::Named& named) {
+  Inputs in;
+  for (const auto& [name, host] : named) in[name] = host.view();
+  (void)op;
+  return in;
+}
+
+// The specs of `named`: float tensors without data, shape vectors with their values.
+Inputs specs(const test::Named& named) {
+  Inputs in;
+  for (const auto& [name, host] : named) {
+    gradrt::TensorView v = host.view();
+    if (v.dtype != DType::int32 && v.dtype != DType::int64) v.data = nullptr;
+    in[name] = v;
+  }
+  return in;
+}
+
+bool same_bits(const Outputs& a, const Outputs& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const gradrt::Tensor &x = a[i].second, &y = b[i].second;
+    if (a[i].first != b[i].first || x.dtype() != y.dtype() || x.shape() != y.shape()) return false;
+    if (x.num_bytes() && std::memcmp(x.data(), y.data(), x.num_bytes()) != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("plan: run gives run_op's bits on every backend, on changed data, and the reference's values") {
+  for (const Case& c : cases()) {
+    for (const std::string& backend : test::backends()) {
+      CAPTURE(c.op);
+      CAPTURE(backend);
+      std::mt19937 rng(7);
+      const test::Named first = test::named(c.op, c.make(rng)), second = test::named(c.op, c.make(rng));
+      RunOptions options;
+      options.backend = backend;
+      Plan plan;
+      Status s = gradrt::prepare(c.op, specs(first), c.attrs, &plan, options);
+      if (test::device_lacks_dtype(s)) continue;
+      REQUIRE_MESSAGE(s.ok(), s.to_string());
+      CHECK(plan.info().op == c.op);
+      CHECK(plan.info().backend == backend);
+      for (const test::Named* data : {&first, &second, &first}) {
+        Outputs got, want;
+        gradrt::RunInfo info;
+        s = plan.run(views(c.op, *data), &got, {}, &info);
+        REQUIRE_MESSAGE(s.ok(), s.to_string());
+        CHECK(info.backend == backend);
+        REQUIRE(gradrt::run_op(c.op, views(c.op, *data), c.attrs, &want, options).ok());
+        CHECK(same_bits(got, want));
+        REQUIRE(got.size() == plan.info().outputs.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          CHECK(got[i].first == plan.info().outputs[i].first);
+          CHECK(got[i].second.shape() == plan.info().outputs[i].second.shape);
+        }
+        // Against the oracle, independently of both paths above.
+        test::Result ref = test::run(c.op, *data, c.attrs, "reference");
+        REQUIRE(ref.status.ok());
+        const bool half = c.op == "Conv2DBackpropFilter" || c.op == "Conv2D";
+        test::check_close(test::values(got[0].second), ref.vals(0), half ? 2e-2 : 1e-4, half ? 2e-2 : 1e-5);
+      }
+      Outputs a, b;
+      REQUIRE(plan.run(views(c.op, first), &a).ok());
+      REQUIRE(plan.run(views(c.op, second), &b).ok());
+      CHECK_FALSE(same_bits(a, b));  // the data changed, so did the result: nothing stale
+    }
+  }
+}
+
+TEST_CASE("plan: what prepare records") {
+  std::mt19937 rng(1);
+  const test::Named in = test::named("Conv2DBackpropInput", cases()[0].make(rng));
+  Plan plan;
+  CHECK_FALSE(plan.valid());
+  RunOptions options;
+  options.backend = "cpu";
+  REQUIRE(gradrt::prepare("Conv2DBackpropInput", specs(in), cases()[0].attrs, &plan, options).ok());
+  CHECK(plan.valid());
+  const gradrt::PlanInfo& info = plan.info();
+  CHECK(info.backend == "cpu");
+  CHECK(info.kernel == "conv2d_backprop_input");
+  CHECK_FALSE(info.isa.empty());
+  CHECK(info.fast);
+  REQUIRE(info.outputs.size() == 1);
+  CHECK(info.outputs[0].second.shape == std::vector<int64_t>{2, 8, 8, 16});
+  CHECK(info.outputs[0].second.dtype == DType::float32);
+
+  Plan pool;
+  const std::vector<Case> all = cases();
+  const Case& fp = all.back();
+  REQUIRE(gradrt::prepare(fp.op, specs(test::named(fp.op, fp.make(rng))), fp.attrs, &pool, options).ok());
+  CHECK_FALSE(pool.info().fast);  // the whole op runs each time
+  CHECK(pool.info().backend == "cpu");
+}
+
+TEST_CASE("plan: bad specs fail at prepare with the op's statuses") {
+  std::mt19937 rng(2);
+  const std::vector<Case> all = cases();
+  const Case& c = all[0];
+  test::Named in = test::named(c.op, c.make(rng));
+  Plan plan;
+  Attrs bad = c.attrs;
+  bad["strides"] = AttrValue({1, 0, 1, 1});
+  Status s = gradrt::prepare(c.op, specs(in), bad, &plan);
+  CHECK(s.code() == Code::InvalidArgument);
+  CHECK(s.message().find("strides") != std::string::npos);
+  CHECK_FALSE(plan.valid());
+  Attrs typo = c.attrs;
+  typo["stride"] = AttrValue({1, 1, 1, 1});
+  CHECK(gradrt::prepare(c.op, specs(in), typo, &plan).code() == Code::InvalidArgument);
+  CHECK(gradrt::prepare("NoSuchOp", specs(in), c.attrs, &plan).code() == Code::NotFound);
+  Inputs no_values = specs(in);
+  no_values["input_sizes"].data = nullptr;  // the shape values are needed at prepare
+  s = gradrt::prepare(c.op, no_values, c.attrs, &plan);
+  CHECK(s.code() == Code::InvalidArgument);
+  CHECK(s.message().find("input_sizes") != std::string::npos);
+  Inputs wrong = specs(in);
+  wrong["out_backprop"].shape = {2, 5, 4, 16};  // not the output size of SAME stride 2 on 8x8
+  CHECK(gradrt::prepare(c.op, wrong, c.attrs, &plan).code() == Code::InvalidArgument);
+  Inputs huge = specs(in);
+  const test::Host sizes = test::ints({1 << 20, 1 << 20, 1 << 20, 16}, DType::int64);
+  huge["input_sizes"] = sizes.view();
+  CHECK(gradrt::prepare(c.op, huge, c.attrs, &plan).code() != Code::OK);
+  CHECK(gradrt::prepare(c.op, specs(in), c.attrs, nullptr).code() == Code::InvalidArgument);
+}
+
+TEST_CASE("plan: run with inputs other than the prepared ones is refused") {
+  std::mt19937 rng(3);
+  const std::vector<Case> all = cases();
+  const Case& c = all[0];
+  test::Named in = test::named(c.op, c.make(rng));
+  Plan plan;
+  REQUIRE(gradrt::prepare(c.op, specs(in), c.attrs, &plan).ok());
+  Outputs out;
+  auto refused = [&](Inputs bad, const char* name) {
+    Status s = plan.run(bad, &out);
+    CHECK(s.code() == Code::InvalidArgument);
+    CHECK_MESSAGE(s.message().find(name) != std::string::npos, s.message());
+    CHECK(out.empty());
+  };
+  Inputs v = views(c.op, in);
+  Inputs other_shape = v;
+  other_shape["filter"].shape = {3, 3, 16, 8};
+  refused(other_shape, "filter");
+  Inputs other_dtype = v;
+  other_dtype["out_backprop"].dtype = DType::float64;
+  refused(other_dtype, "out_backprop");
+  const test::Host sizes = test::ints({2, 7, 7, 16});
+  Inputs other_values = v;
+  other_values["input_sizes"] = sizes.view();
+  refused(other_values, "input_sizes");
+  Inputs missing = v;
+  missing.erase("filter");
+  refused(missing, "filter");
+  Inputs extra = v;
+  extra["bias"] = v["filter"];
+  refused(extra, "bias");
+  Inputs no_data = v;
+  no_data["out_backprop"].data = nullptr;
+  refused(no_data, "out_backprop");
+  Plan empty;
+  CHECK(empty.run(v, &out).code() == Code::InvalidArgument);
+  CHECK(plan.run(v, nullptr).code() == Code::InvalidArgument);
+  CHECK(plan.run(v, &out).ok());  // still good after the refusals
+}
+
+TEST_CASE("plan: converted weights are kept while the weights version stays, made again when it changes") {
+  // float16 filter: core converts it to float for the kernel; a plan keeps that conversion.
+  std::mt19937 rng(4);
+  const Attrs attrs = conv_attrs({1, 1, 1, 1}, "SAME");
+  test::Named in = test::named("Conv2DBackpropInput", {test::ints({1, 6, 6, 4}), test::random(DType::float16, {3, 3, 4, 5}, rng),
+                                                       test::random(DType::float16, {1, 6, 6, 5}, rng)});
+  Plan plan;
+  RunOptions options;
+  options.backend = "cpu";
+  REQUIRE(gradrt::prepare("Conv2DBackpropInput", specs(in), attrs, &plan, options).ok());
+  auto run = [&](uint64_t version) {
+    Outputs out;
+    gradrt::PlanRunOptions o;
+    o.weights_version = version;
+    REQUIRE(plan.run(views("", in), &out, o).ok());
+    return out;
+  };
+  auto fresh = [&] {
+    Outputs out;
+    REQUIRE(gradrt::run_op("Conv2DBackpropInput", views("", in), attrs, &out, options).ok());
+    return out;
+  };
+  const Outputs first = run(1);
+  CHECK(same_bits(first, fresh()));
+  // The filter changes in place, the caller keeps version 1: the kept conversion is used.
+  const test::Host other = test::random(DType::float16, {3, 3, 4, 5}, rng);
+  std::memcpy(in[1].second.bytes.data(), other.bytes.data(), other.bytes.size());
+  const Outputs stale = run(1);
+  CHECK(same_bits(stale, first));
+  CHECK_FALSE(same_bits(stale, fresh()));
+  // A new version (or version 0: unknown) converts the filter again.
+  CHECK(same_bits(run(2), fresh()));
+  CHECK(same_bits(run(2), fresh()));
+  const test::Host third = test::random(DType::float16, {3, 3, 4, 5}, rng);
+  std::memcpy(in[1].second.bytes.data(), third.bytes.data(), third.bytes.size());
+  CHECK(same_bits(run(0), fresh()));
+}
