@@ -42,7 +42,7 @@ Status null_arg(const char* fn, const char* arg) {
 }
 
 // Reads a model and plans it; an op nobody runs is the UnsupportedOp status.
-Status read_and_plan(const void* bytes, size_t size, Model* model, Plan* plan) {
+Status read_and_plan(const void* bytes, size_t size, Model* model, ModelPlan* plan) {
   if (!bytes && size) return Status(Code::InvalidArgument, "model: null with size " + std::to_string(size));
   Status s = read_model({static_cast<const uint8_t*>(bytes), size}, model);
   if (s.ok()) s = make_plan(*model, plan);
@@ -74,7 +74,7 @@ int gradrt_litert_prepare(const void* model, size_t size, void** out, size_t* ou
     *out = nullptr;
     *out_size = 0;
     Model m;
-    Plan plan;
+    ModelPlan plan;
     GRADRT_RETURN_IF_ERROR(read_and_plan(model, size, &m, &plan));
     std::vector<uint8_t> bytes;
     GRADRT_RETURN_IF_ERROR(prepare_bytes(m, plan, &bytes));
@@ -98,7 +98,7 @@ int gradrt_litert_register_kernels(void* litert_options, const void* prepared, s
     const Api* api;
     GRADRT_RETURN_IF_ERROR(load_api(litert_library, &api));
     Model m;
-    Plan plan;
+    ModelPlan plan;
     GRADRT_RETURN_IF_ERROR(read_and_plan(prepared, size, &m, &plan));
     auto k = std::make_unique<gradrt_litert_kernels>();
     GRADRT_RETURN_IF_ERROR(KernelSet::create(api, static_cast<LiteRtOptions>(litert_options), m, plan, threads, &k->set));

@@ -173,7 +173,7 @@ Status KernelSet::take_error() {
   return s;
 }
 
-Status KernelSet::create(const Api* api, LiteRtOptions options, const Model& model, const Plan& plan, int threads,
+Status KernelSet::create(const Api* api, LiteRtOptions options, const Model& model, const ModelPlan& plan, int threads,
                          std::unique_ptr<KernelSet>* out) {
   if (!plan.prepared())
     return Status(Code::InvalidArgument, "model: not prepared (call gradrt_litert_prepare first): " +

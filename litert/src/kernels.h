@@ -32,7 +32,7 @@ struct NodeKernel {
 class KernelSet {
  public:
   // Registers a kernel per node of `plan` (the model must be prepared) on `options`.
-  static Status create(const Api* api, LiteRtOptions options, const Model& model, const Plan& plan, int threads,
+  static Status create(const Api* api, LiteRtOptions options, const Model& model, const ModelPlan& plan, int threads,
                        std::unique_ptr<KernelSet>* out);
   const Api* api() const { return api_; }
   int threads() const { return threads_; }

@@ -44,8 +44,8 @@ Status node_error(const GradrtNode& n, const Status& s) {
 
 }  // namespace
 
-Status make_plan(const Model& model, Plan* plan) {
-  *plan = Plan();
+Status make_plan(const Model& model, ModelPlan* plan) {
+  *plan = ModelPlan();
   std::set<std::string> unsupported;
   for (uint32_t s = 0; s < model.subgraphs.size(); ++s) {
     const ModelSubgraph& g = model.subgraphs[s];
@@ -86,7 +86,7 @@ Status make_plan(const Model& model, Plan* plan) {
   return Status::OK();
 }
 
-std::string unsupported_message(const Plan& plan) {
+std::string unsupported_message(const ModelPlan& plan) {
   std::string msg = "UnsupportedOp: " + std::to_string(plan.unsupported.size()) +
                     " op(s) that neither LiteRT's builtins nor gradrt can run:";
   for (size_t i = 0; i < plan.unsupported.size(); ++i) msg += (i ? ", " : " ") + plan.unsupported[i];
@@ -117,7 +117,7 @@ void write_operator(fb::Appender& a, const ModelOperator& op, uint32_t opcode) {
 
 }  // namespace
 
-Status prepare_bytes(const Model& model, const Plan& plan, std::vector<uint8_t>* out) {
+Status prepare_bytes(const Model& model, const ModelPlan& plan, std::vector<uint8_t>* out) {
   out->assign(model.bytes.data, model.bytes.data + model.bytes.size);
   if (plan.prepared()) return Status::OK();
   fb::Appender a(out);

@@ -17,7 +17,7 @@ struct GradrtNode {
   Attrs attrs;
 };
 
-struct Plan {
+struct ModelPlan {
   std::vector<GradrtNode> nodes;
   std::vector<std::string> unsupported;  // ops nobody runs (sorted, once each)
   std::vector<size_t> renames;           // nodes whose operator code is not yet `name`
@@ -29,16 +29,16 @@ constexpr size_t kBufferAlignment = 64;  // LITERT_HOST_MEMORY_BUFFER_ALIGNMENT
 
 // Classifies every operator and decodes each gradrt node's attributes (a bad NodeDef is
 // InvalidArgument naming the node). Ops nobody runs go to plan->unsupported (not an error here).
-Status make_plan(const Model& model, Plan* plan);
+Status make_plan(const Model& model, ModelPlan* plan);
 
 // The prepared bytes: the input with the objects that change appended after it (FlatBuffer
 // offsets only point forward, so new tables go at the end and the old references are patched):
 // a new operator_codes vector (old codes + one per renamed node), a new Operator table per
 // renamed node, a new Buffer table + 64-byte aligned data per misaligned buffer. An already
 // prepared model comes back unchanged.
-Status prepare_bytes(const Model& model, const Plan& plan, std::vector<uint8_t>* out);
+Status prepare_bytes(const Model& model, const ModelPlan& plan, std::vector<uint8_t>* out);
 
 // "UnsupportedOp: N op(s) that neither LiteRT's builtins nor gradrt can run: A, B"
-std::string unsupported_message(const Plan& plan);
+std::string unsupported_message(const ModelPlan& plan);
 
 }  // namespace gradrt::litert

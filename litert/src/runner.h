@@ -47,7 +47,7 @@ class Runner {
   const Api* api_ = nullptr;
   AlignedBytes bytes_;
   Model model_;
-  Plan plan_;
+  ModelPlan plan_;
   std::unique_ptr<KernelSet> kernels_;
   LiteRtEnvironment env_ = nullptr;
   LiteRtModel lmodel_ = nullptr;

@@ -29,7 +29,7 @@ TEST_CASE("litert: prepare aligns buffers, gives each gradrt node its operator c
   const std::vector<uint8_t> model = smoke_model();
   REQUIRE(model.size() > 1000);
   Model before;
-  Plan plan_before;
+  ModelPlan plan_before;
   REQUIRE(read_model({model.data(), model.size()}, &before).ok());
   REQUIRE(make_plan(before, &plan_before).ok());
   CHECK(!plan_before.prepared());
@@ -40,7 +40,7 @@ TEST_CASE("litert: prepare aligns buffers, gives each gradrt node its operator c
   const std::vector<uint8_t> once = prepare(model, &rc);
   REQUIRE(rc == 0);
   Model after;
-  Plan plan;
+  ModelPlan plan;
   REQUIRE(read_model({once.data(), once.size()}, &after).ok());
   REQUIRE(make_plan(after, &plan).ok());
   CHECK(plan.prepared());
