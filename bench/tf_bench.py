@@ -6,7 +6,8 @@
 Three configurations, each at every --threads value (TensorFlow's intra-op setting):
   oneDNN  TensorFlow's default here (TF_ENABLE_ONEDNN_OPTS=1: gradient ops rewritten to _MklNative*)
   Eigen   TensorFlow's own kernels with oneDNN off (TF_ENABLE_ONEDNN_OPTS=0)
-  gradrt  oneDNN off, gradrt_tf.load(): gradrt's cpu kernels
+  gradrt  oneDNN on (TF's default), gradrt_tf.load(): gradrt's cpu kernels serve the _MklNative* forms
+  gradrt-eigen  oneDNN off, gradrt_tf.load(): gradrt's kernels serve the plain ops (not run by default)
 The oneDNN switch is read once at `import tensorflow` and load() cannot be undone, and the thread count is
 fixed when TensorFlow starts, so each (configuration, threads) pair is its own worker process. The
 coordinator interleaves: every round times every case in every worker before the next round starts, the
@@ -29,7 +30,7 @@ import sys
 import time
 
 # name: (TF_ENABLE_ONEDNN_OPTS, load gradrt)
-CONFIGS = {"oneDNN": ("1", False), "Eigen": ("0", False), "gradrt": ("0", True)}
+CONFIGS = {"oneDNN": ("1", False), "Eigen": ("0", False), "gradrt": ("1", True), "gradrt-eigen": ("0", True)}
 
 
 def same_out(size, stride):
@@ -227,7 +228,7 @@ def main():
     ap.add_argument("--target-ms", type=float, default=20, help="time of the slowest configuration's n iterations (sets n)")
     ap.add_argument("--warm-ms", type=float, default=50, help="warm-up per case and worker, each round")
     ap.add_argument("--filter", default="")
-    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--configs", default="oneDNN,Eigen,gradrt")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results_tf.txt"))
     ap.add_argument("--log", default="/tmp/tf_bench_workers.log")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
@@ -278,7 +279,7 @@ def main():
                     for k in keys[rot:] + keys[:rot]:
                         a = workers[k].ask(cmd="time", case=i, n=n_calls[i], reps=args.reps,
                                            warm_s=args.warm_ms / 1e3)
-                        if k[0] == "gradrt" and a["gradrt_calls"] < n_calls[i] * args.reps:
+                        if CONFIGS[k[0]][1] and a["gradrt_calls"] < n_calls[i] * args.reps:
                             raise RuntimeError(f"{all_cases[i][1]}: only {a['gradrt_calls']} calls ran in gradrt")
                         times[k][i].append(a["median"])
                 print(f"  round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)

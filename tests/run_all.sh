@@ -55,7 +55,12 @@ for s in "${stages[@]}"; do
       [[ -x build-tf/venv/bin/python ]] || python3 -m venv build-tf/venv
       build-tf/venv/bin/python -m pip install -q tensorflow-cpu==2.21.0 tf-keras==2.21.0 pytest
       JOBS=$jobs build-tf/venv/bin/python -m pip install -q ./tf
-      GRADRT_TF_REQUIRE_CLI=1 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider tf/tests
+      # oneDNN off (TF's side: its Eigen kernels; gradrt serves the plain ops): every test. Then TF's
+      # default, oneDNN on (TF's side: oneDNN; gradrt serves the _MklNative forms): every 4th conformance
+      # case, the contract and TF's depthwise tests (test_onednn.py, in the first pass, runs its own children).
+      TF_ENABLE_ONEDNN_OPTS=0 GRADRT_TF_REQUIRE_CLI=1 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider tf/tests
+      TF_ENABLE_ONEDNN_OPTS=1 GRADRT_TF_CASE_STRIDE=4 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider \
+        tf/tests/test_conformance.py tf/tests/test_plugin.py tf/tests/test_tf_depthwise.py
       ;;
     isa)
       stage "cpu backend with every forced ISA"

@@ -72,6 +72,8 @@ def _operand_scale(case, i, r):
 def check_outputs(case, got, tf_out, ref64):
     assert len(got) == len(tf_out), f"{len(got)} outputs, TF gives {len(tf_out)}"
     for i, (g, t) in enumerate(zip(got, tf_out)):
+        if case.op.startswith("FusedBatchNormGrad") and i >= 3 and gradrt_tf.onednn_enabled():
+            continue  # reserve_space_3/4 (5): dummies nothing reads; TF's oneDNN kernel makes them scalars
         assert g.shape == t.shape, f"output {i}: shape {g.shape}, TF {t.shape}"
         if g.size == 0:
             continue
