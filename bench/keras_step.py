@@ -9,6 +9,8 @@ Configurations (each at every --threads value, TensorFlow's intra-op setting; in
   gradrt        the same, plus gradrt_tf.load(): gradrt's kernels serve the _MklNative* gradient forms
   eigen         oneDNN off (TF_ENABLE_ONEDNN_OPTS=0), TensorFlow's Eigen kernels (for reference)
   gradrt-eigen  oneDNN off plus gradrt_tf.load() (what gradrt_tf needed before)
+  gradrt-pool   gradrt with GRADRT_TF_POOL=gradrt: gradrt's parallel loops on its own thread pool instead
+                of TF's intra-op pool (the A/B of that choice)
 TensorFlow reads its oneDNN switch and thread counts once, so every (configuration, threads) pair is its own
 worker process; all workers build the same seeded models (tf-keras, TF_USE_LEGACY_KERAS=1, Adam, sparse
 cross-entropy) on the same batch. The coordinator interleaves: each round times every model in every
@@ -30,18 +32,22 @@ import subprocess
 import sys
 import time
 
-# name: (TF_ENABLE_ONEDNN_OPTS or None to leave TensorFlow's default, load gradrt)
-CONFIGS = {"stock": (None, False), "gradrt": (None, True), "eigen": ("0", False), "gradrt-eigen": ("0", True)}
+# name: (environment set before TensorFlow starts, load gradrt); TF_ENABLE_ONEDNN_OPTS unset: TF's default
+CONFIGS = {"stock": ({}, False), "gradrt": ({}, True), "eigen": ({"TF_ENABLE_ONEDNN_OPTS": "0"}, False),
+           "gradrt-eigen": ({"TF_ENABLE_ONEDNN_OPTS": "0"}, True), "gradrt-pool": ({"GRADRT_TF_POOL": "gradrt"}, True)}
 # name: (batch, input shape (channels last), classes)
 MODELS = {"small_cnn": (64, (32, 32, 3), 10), "mobilenet_v2": (32, (64, 64, 3), 10), "resnet": (32, (64, 64, 3), 10),
           "cnn_nchw": (64, (32, 32, 3), 10), "efficientnet_b0": (16, (64, 64, 3), 10)}
 
 
 def cpu_name():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
+    """The model name, with the vector extensions oneDNN may use (the name alone can be generic)."""
+    info = open("/proc/cpuinfo").read()
+    name = next((l.split(":", 1)[1].strip() for l in info.splitlines() if l.startswith("model name")), "unknown CPU")
+    flags = next((l.split(":", 1)[1].split() for l in info.splitlines() if l.startswith("flags")), [])
+    wide = (("avx512f", "AVX-512"), ("avx512_bf16", "AVX512-BF16"), ("amx_tile", "AMX"))
+    isa = [n for f, n in (wide if "avx512f" in flags else (("avx2", "AVX2"),)) if f in flags]
+    return f"{name} ({', '.join(isa) or 'no AVX2'})"
 
 
 # ------------------------------------------------------------------------------------------ models
@@ -119,9 +125,8 @@ def worker(config, threads):
     """Serves requests (JSON lines on stdin, answers on the original stdout)."""
     reply_stream = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything TensorFlow prints goes to stderr, not into the answers
-    onednn, use_gradrt = CONFIGS[config]
-    if onednn is not None:
-        os.environ["TF_ENABLE_ONEDNN_OPTS"] = onednn
+    env, use_gradrt = CONFIGS[config]
+    os.environ.update(env)
     os.environ["TF_USE_LEGACY_KERAS"] = "1"
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import numpy as np

@@ -15,6 +15,8 @@ namespace gradrt {
 
 struct Exec {
   int threads = 1;  // worker count for parallel_for; results never depend on it
+  // RunOptions::parallel when the caller gave one: parallel_for runs its workers there.
+  const std::function<void(int, const std::function<void(int)>&)>* parallel = nullptr;
 };
 
 class Backend {

@@ -14,13 +14,16 @@
 // flags); gradrt is reached through its public header only.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "gradrt/gradrt.h"
 #include "tensorflow/core/framework/kernel_def_builder.h"
 #include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/platform/threadpool.h"
 
 namespace {
 
@@ -102,6 +105,16 @@ const char* counter_name(size_t i) {
   return i < mkl_forms().size() ? mkl_forms()[i].tf_name : nullptr;
 }
 
+// GRADRT_TF_POOL=gradrt: gradrt's parallel loops on its own pool, as before gradrt_tf lent them TF's
+// (for A/B measurements); default (tf): TF's intra-op pool.
+bool use_tf_pool() {
+  static const bool tf_pool = [] {
+    const char* v = std::getenv("GRADRT_TF_POOL");
+    return v == nullptr || std::strcmp(v, "gradrt") != 0;
+  }();
+  return tf_pool;
+}
+
 // The thread count the last kernel call gave gradrt (tests check it follows TF's setting).
 std::atomic<int> last_threads{0};
 
@@ -157,9 +170,7 @@ bool to_attr(const tensorflow::AttrValue& v, gradrt::AttrValue* out) {
 // blocks of positions (a float sum per block, then the blocks in order in double), so the result is
 // the same for any thread count; the blocks are spread over TF's intra-op pool.
 template <typename T>
-void bias_grad(const T* dy, int64_t n, int64_t c, int64_t hw, bool nchw, T* out,
-               const tensorflow::thread::ThreadPool* const_pool) {
-  auto* pool = const_cast<tensorflow::thread::ThreadPool*>(const_pool);
+void bias_grad(const T* dy, int64_t n, int64_t c, int64_t hw, bool nchw, T* out, tensorflow::thread::ThreadPool* pool) {
   const int64_t positions = n * hw;
   // NHWC: a block is `rows` positions of every channel (~64K elements); NCHW: one image.
   const int64_t rows = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(c, 1));
@@ -183,8 +194,7 @@ void bias_grad(const T* dy, int64_t n, int64_t c, int64_t hw, bool nchw, T* out,
       std::copy(acc.begin(), acc.end(), partial.begin() + b * c);
     }
   };
-  const int64_t cost = (nchw ? c * hw : rows * c) * 2;  // ~cycles per block
-  if (pool != nullptr && blocks > 1) pool->ParallelFor(blocks, cost, run);
+  if (pool != nullptr && blocks > 1) pool->ParallelFor(blocks, run);  // a block per task
   else run(0, blocks);
   for (int64_t ch = 0; ch < c; ++ch) {
     double s = 0.0;
@@ -233,8 +243,19 @@ class GradrtOp : public OpKernel {
     options.backend = "cpu";
     // TF's intra-op setting: the device's worker-thread count (what
     // tf.config.threading.set_intra_op_parallelism_threads sets).
-    options.threads = ctx->device()->tensorflow_cpu_worker_threads()->num_threads;
+    const auto* threads = ctx->device()->tensorflow_cpu_worker_threads();
+    options.threads = threads->num_threads;
     last_threads.store(options.threads, std::memory_order_relaxed);
+    // gradrt's parallel loops run on that pool too, the threads TF's own and oneDNN's kernels use:
+    // with gradrt's own pool, its helpers spin for a while after each gradrt op (they wait for the
+    // next job) on the cores TF's next op needs, and TF's idle workers spin on gradrt's.
+    if (use_tf_pool() && threads->workers != nullptr) {
+      options.parallel = [pool = threads->workers](int workers, const std::function<void(int)>& fn) {
+        pool->ParallelFor(workers, [&fn](int64_t begin, int64_t end) {  // blocks of one worker
+          for (int64_t i = begin; i < end; ++i) fn(static_cast<int>(i));
+        });
+      };
+    }
     // gradrt writes each output straight into TF's output tensor (no copy, and no second
     // buffer), unless the dtype differs or the output is empty or TF's dummy scalar.
     std::vector<tensorflow::Tensor*> given(ctx->num_outputs(), nullptr);
@@ -297,7 +318,7 @@ class GradrtOp : public OpKernel {
     const int64_t hw = dy.dim_size(nchw ? 2 : 1) * dy.dim_size(nchw ? 3 : 2);
     tensorflow::Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, tensorflow::TensorShape({c}), &out));
-    const auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
+    auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
     switch (dy.dtype()) {
       case tensorflow::DT_FLOAT:
         return bias_grad(dy.flat<float>().data(), n, c, hw, nchw, out->flat<float>().data(), pool);
