@@ -26,11 +26,11 @@ every model in the 1-thread stock and gradrt workers; per TF op type, the time i
 import argparse
 import glob
 import json
-import math
 import os
-import subprocess
 import sys
 import time
+
+from bench_workers import Worker, geomean, median
 
 # name: (environment set before TensorFlow starts, load gradrt); TF_ENABLE_ONEDNN_OPTS unset: TF's default
 CONFIGS = {"stock": ({}, False), "gradrt": ({}, True), "eigen": ({"TF_ENABLE_ONEDNN_OPTS": "0"}, False),
@@ -200,42 +200,6 @@ def worker(config, threads):
 
 
 # ------------------------------------------------------------------------------------------ coordinator
-class Worker:
-    def __init__(self, config, threads, log):
-        self.config, self.threads = config, threads
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", config, str(threads)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
-
-    def ask(self, **req):
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"worker {self.config} threads={self.threads} died (see its log)")
-        return json.loads(line)
-
-    def close(self):
-        if self.proc.poll() is None:
-            try:
-                self.ask(cmd="quit")
-            except (RuntimeError, BrokenPipeError):
-                pass
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def median(values):
-    values = sorted(values)
-    return values[len(values) // 2]
-
-
-def geomean(values):
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", default="1,2")
@@ -262,7 +226,7 @@ def main():
         lines.append(text)
 
     with open(args.log, "w") as log:
-        workers = {(c, t): Worker(c, t, log) for t in thread_list for c in configs}
+        workers = {(c, t): Worker(os.path.abspath(__file__), c, t, log) for t in thread_list for c in configs}
         try:
             hello = {k: w.ask(cmd="hello") for k, w in workers.items()}
             emit(f"tf-keras train_on_batch, TensorFlow {next(iter(hello.values()))['tf']}, {cpu_name()}, "

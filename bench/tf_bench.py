@@ -25,9 +25,10 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import time
+
+from bench_workers import Worker, geomean, median
 
 # name: (TF_ENABLE_ONEDNN_OPTS, load gradrt)
 CONFIGS = {"oneDNN": ("1", False), "Eigen": ("0", False), "gradrt": ("1", True), "gradrt-eigen": ("0", True)}
@@ -173,42 +174,6 @@ def worker(config, threads):
 
 
 # ------------------------------------------------------------------------------------------ coordinator
-class Worker:
-    def __init__(self, config, threads, log):
-        self.config, self.threads = config, threads
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", config, str(threads)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
-
-    def ask(self, **req):
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"worker {self.config} threads={self.threads} died (see its log)")
-        return json.loads(line)
-
-    def close(self):
-        if self.proc.poll() is None:
-            try:
-                self.ask(cmd="quit")
-            except (RuntimeError, BrokenPipeError):
-                pass
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def geomean(values):
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
-def median(values):
-    values = sorted(values)
-    return values[len(values) // 2]
-
-
 def check_same_outputs(case, answers):
     """Every configuration computed the same gradient (float32 sums in different orders: 1e-3 relative)."""
     import numpy as np
@@ -248,7 +213,7 @@ def main():
         lines.append(text)
 
     with open(args.log, "w") as log:
-        workers = {(c, t): Worker(c, t, log) for t in thread_list for c in configs}
+        workers = {(c, t): Worker(os.path.abspath(__file__), c, t, log) for t in thread_list for c in configs}
         try:
             hello = {k: w.ask(cmd="cases", batches=batches) for k, w in workers.items()}
             emit(f"TensorFlow {next(iter(hello.values()))['tf']} CPU kernels vs gradrt_tf; float32 NHWC; "
