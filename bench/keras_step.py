@@ -268,18 +268,22 @@ def main():
     for t in thread_list:
         emit()
         emit(f"### {t} intra-op thread{'s' if t > 1 else ''}")
-        emit("| model | batch | " + " | ".join(configs) + " | " + " | ".join(f"{base}/{c}" for c in configs[1:]) + " |")
-        emit("|---|---|" + "---|" * (2 * len(configs) - 1))
-        ratios = {c: [] for c in configs[1:]}
+        others = configs[1:]
+        emit("| model | batch | " + " | ".join(configs) + " | " + " | ".join(f"{base}/{c} wall (CPU)" for c in others)
+             + " |")
+        emit("|---|---|" + "---|" * (len(configs) + len(others)))
+        ratios = {(c, kind): [] for c in others for kind in ("wall", "cpu")}
         for m in live:
             row = [f"{median(wall[c, t][m]) * 1e3:.1f} ({median(cpu[c, t][m]) * 1e3:.0f})" for c in configs]
-            for c in configs[1:]:
-                ratios[c].append(median(wall[base, t][m]) / median(wall[c, t][m]))
+            for c in others:
+                ratios[c, "wall"].append(median(wall[base, t][m]) / median(wall[c, t][m]))
+                ratios[c, "cpu"].append(median(cpu[base, t][m]) / median(cpu[c, t][m]))
             emit(f"| {m} | {MODELS[m][0]} | " + " | ".join(row) + " | "
-                 + " | ".join(f"{ratios[c][-1]:.2f}x" for c in configs[1:]) + " |")
+                 + " | ".join(f"{ratios[c, 'wall'][-1]:.2f}x ({ratios[c, 'cpu'][-1]:.2f}x)" for c in others) + " |")
         if live:
             emit("| geomean | | " + " | ".join("" for _ in configs) + " | "
-                 + " | ".join(f"{geomean(ratios[c]):.2f}x" for c in configs[1:]) + " |")
+                 + " | ".join(f"{geomean(ratios[c, 'wall']):.2f}x ({geomean(ratios[c, 'cpu']):.2f}x)" for c in others)
+                 + " |")
     for m, why in skipped.items():
         emit(f"skipped {m}: " + "; ".join(why))
     for m in live if profiles else []:
