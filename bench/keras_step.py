@@ -30,7 +30,7 @@ import os
 import sys
 import time
 
-from bench_workers import Worker, geomean, median
+from bench_workers import Lines, add_common_arguments, geomean, median, start_workers
 
 # name: (environment set before TensorFlow starts, load gradrt); TF_ENABLE_ONEDNN_OPTS unset: TF's default
 CONFIGS = {"stock": ({}, False), "gradrt": ({}, True), "eigen": ({"TF_ENABLE_ONEDNN_OPTS": "0"}, False),
@@ -202,15 +202,10 @@ def worker(config, threads):
 # ------------------------------------------------------------------------------------------ coordinator
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--rounds", type=int, default=5)
+    add_common_arguments(ap, __file__, "stock,gradrt", "results_keras_step.txt")
     ap.add_argument("--steps", type=int, default=5, help="timed train_on_batch calls per measurement (median)")
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--configs", default="stock,gradrt")
     ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results_keras_step.txt"))
-    ap.add_argument("--log", default="/tmp/keras_step_workers.log")
-    ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker[0], int(args.worker[1]))
@@ -219,14 +214,11 @@ def main():
     configs = args.configs.split(",")
     models = args.models.split(",")
     base = configs[0]
-    lines = []
-
-    def emit(text=""):
-        print(text, flush=True)
-        lines.append(text)
+    lines = Lines()
+    emit = lines.emit
 
     with open(args.log, "w") as log:
-        workers = {(c, t): Worker(os.path.abspath(__file__), c, t, log) for t in thread_list for c in configs}
+        workers = start_workers(__file__, configs, thread_list, log)
         try:
             hello = {k: w.ask(cmd="hello") for k, w in workers.items()}
             emit(f"tf-keras train_on_batch, TensorFlow {next(iter(hello.values()))['tf']}, {cpu_name()}, "

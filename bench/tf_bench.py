@@ -28,7 +28,7 @@ import os
 import sys
 import time
 
-from bench_workers import Worker, geomean, median
+from bench_workers import Lines, add_common_arguments, geomean, median, start_workers
 
 # name: (TF_ENABLE_ONEDNN_OPTS, load gradrt)
 CONFIGS = {"oneDNN": ("1", False), "Eigen": ("0", False), "gradrt": ("1", True), "gradrt-eigen": ("0", True)}
@@ -186,17 +186,12 @@ def check_same_outputs(case, answers):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--threads", default="1,2")
+    add_common_arguments(ap, __file__, "oneDNN,Eigen,gradrt", "results_tf.txt")
     ap.add_argument("--batch", default="1,8")
-    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=5, help="timed calls of the loop per round (median)")
     ap.add_argument("--target-ms", type=float, default=20, help="time of the slowest configuration's n iterations (sets n)")
     ap.add_argument("--warm-ms", type=float, default=50, help="warm-up per case and worker, each round")
     ap.add_argument("--filter", default="")
-    ap.add_argument("--configs", default="oneDNN,Eigen,gradrt")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results_tf.txt"))
-    ap.add_argument("--log", default="/tmp/tf_bench_workers.log")
-    ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker[0], int(args.worker[1]))
@@ -206,14 +201,11 @@ def main():
     configs = args.configs.split(",")
     all_cases = cases(batches)
     selected = [i for i, c in enumerate(all_cases) if args.filter in f"{c[1]} {c[2]}"]
-    lines = []
-
-    def emit(text=""):
-        print(text, flush=True)
-        lines.append(text)
+    lines = Lines()
+    emit = lines.emit
 
     with open(args.log, "w") as log:
-        workers = {(c, t): Worker(os.path.abspath(__file__), c, t, log) for t in thread_list for c in configs}
+        workers = start_workers(__file__, configs, thread_list, log)
         try:
             hello = {k: w.ask(cmd="cases", batches=batches) for k, w in workers.items()}
             emit(f"TensorFlow {next(iter(hello.values()))['tf']} CPU kernels vs gradrt_tf; float32 NHWC; "
