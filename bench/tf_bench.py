@@ -6,7 +6,8 @@
 Three configurations, each at every --threads value (TensorFlow's intra-op setting):
   oneDNN  TensorFlow's default here (TF_ENABLE_ONEDNN_OPTS=1: gradient ops rewritten to _MklNative*)
   Eigen   TensorFlow's own kernels with oneDNN off (TF_ENABLE_ONEDNN_OPTS=0)
-  gradrt  oneDNN off, gradrt_tf.load(): gradrt's cpu kernels
+  gradrt  oneDNN on (TF's default), gradrt_tf.load(): gradrt's cpu kernels serve the _MklNative* forms
+  gradrt-eigen  oneDNN off, gradrt_tf.load(): gradrt's kernels serve the plain ops (not run by default)
 The oneDNN switch is read once at `import tensorflow` and load() cannot be undone, and the thread count is
 fixed when TensorFlow starts, so each (configuration, threads) pair is its own worker process. The
 coordinator interleaves: every round times every case in every worker before the next round starts, the
@@ -24,12 +25,13 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 
+from bench_workers import Lines, add_common_arguments, geomean, median, start_workers
+
 # name: (TF_ENABLE_ONEDNN_OPTS, load gradrt)
-CONFIGS = {"oneDNN": ("1", False), "Eigen": ("0", False), "gradrt": ("0", True)}
+CONFIGS = {"oneDNN": ("1", False), "Eigen": ("0", False), "gradrt": ("1", True), "gradrt-eigen": ("0", True)}
 
 
 def same_out(size, stride):
@@ -172,65 +174,25 @@ def worker(config, threads):
 
 
 # ------------------------------------------------------------------------------------------ coordinator
-class Worker:
-    def __init__(self, config, threads, log):
-        self.config, self.threads = config, threads
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", config, str(threads)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
-
-    def ask(self, **req):
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"worker {self.config} threads={self.threads} died (see its log)")
-        return json.loads(line)
-
-    def close(self):
-        if self.proc.poll() is None:
-            try:
-                self.ask(cmd="quit")
-            except (RuntimeError, BrokenPipeError):
-                pass
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def geomean(values):
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
-def median(values):
-    values = sorted(values)
-    return values[len(values) // 2]
-
-
 def check_same_outputs(case, answers):
     """Every configuration computed the same gradient (float32 sums in different orders: 1e-3 relative)."""
     import numpy as np
-    ref = answers["Eigen"]
+    name = "Eigen" if "Eigen" in answers else next(iter(answers))  # the reference: Eigen's, else the first
+    ref = answers[name]
     for config, a in answers.items():
         if abs(a["checksum"] - ref["checksum"]) > 1e-3 * ref["checksum"] or not np.allclose(
                 a["probe"], ref["probe"], rtol=1e-3, atol=1e-3 * max(1e-30, max(map(abs, ref["probe"])))):
-            raise RuntimeError(f"{case[1]} {case[2]} batch {case[3]}: {config} output differs from Eigen's")
+            raise RuntimeError(f"{case[1]} {case[2]} batch {case[3]}: {config} output differs from {name}'s")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--threads", default="1,2")
+    add_common_arguments(ap, __file__, "oneDNN,Eigen,gradrt", "results_tf.txt")
     ap.add_argument("--batch", default="1,8")
-    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=5, help="timed calls of the loop per round (median)")
     ap.add_argument("--target-ms", type=float, default=20, help="time of the slowest configuration's n iterations (sets n)")
     ap.add_argument("--warm-ms", type=float, default=50, help="warm-up per case and worker, each round")
     ap.add_argument("--filter", default="")
-    ap.add_argument("--configs", default=",".join(CONFIGS))
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results_tf.txt"))
-    ap.add_argument("--log", default="/tmp/tf_bench_workers.log")
-    ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker[0], int(args.worker[1]))
@@ -240,14 +202,11 @@ def main():
     configs = args.configs.split(",")
     all_cases = cases(batches)
     selected = [i for i, c in enumerate(all_cases) if args.filter in f"{c[1]} {c[2]}"]
-    lines = []
-
-    def emit(text=""):
-        print(text, flush=True)
-        lines.append(text)
+    lines = Lines()
+    emit = lines.emit
 
     with open(args.log, "w") as log:
-        workers = {(c, t): Worker(c, t, log) for t in thread_list for c in configs}
+        workers = start_workers(__file__, configs, thread_list, log)
         try:
             hello = {k: w.ask(cmd="cases", batches=batches) for k, w in workers.items()}
             emit(f"TensorFlow {next(iter(hello.values()))['tf']} CPU kernels vs gradrt_tf; float32 NHWC; "
@@ -278,7 +237,7 @@ def main():
                     for k in keys[rot:] + keys[:rot]:
                         a = workers[k].ask(cmd="time", case=i, n=n_calls[i], reps=args.reps,
                                            warm_s=args.warm_ms / 1e3)
-                        if k[0] == "gradrt" and a["gradrt_calls"] < n_calls[i] * args.reps:
+                        if CONFIGS[k[0]][1] and a["gradrt_calls"] < n_calls[i] * args.reps:
                             raise RuntimeError(f"{all_cases[i][1]}: only {a['gradrt_calls']} calls ran in gradrt")
                         times[k][i].append(a["median"])
                 print(f"  round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)

@@ -41,6 +41,8 @@ struct Exec {
   bool state_current(const void* w) const {
     return state && *state && weights_version != 0 && (*state)->version == weights_version && (*state)->weights == w;
   }
+  // RunOptions::parallel when the caller gave one: parallel_for runs its workers there.
+  const std::function<void(int, const std::function<void(int)>&)>* parallel = nullptr;
 };
 
 // A kernel call as prepare() sees it before any data: which kernel, in which compute dtype

@@ -14,6 +14,7 @@ OpContext::OpContext(const OpInfo& info, const Inputs& inputs, const Attrs& attr
     : info_(info), mode_(mode), specs_only_(specs_only), op_(info.name), inputs_(inputs), attrs_(attrs, info.name),
       options_(options), outputs_(outputs) {
   exec_.threads = options.threads > 0 ? options.threads : default_threads();
+  if (options_.parallel) exec_.parallel = &options_.parallel;
   // add_output hands out pointers into this vector: no reallocation may move them.
   outputs_->reserve(8);
 }

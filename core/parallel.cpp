@@ -38,6 +38,38 @@ bool spin_until(Pred pred, bool yield = false) {
   }
 }
 
+// One worker's share of a job: claims chunks from `next` until none are left. grain > 0: chunk c is
+// items [c * grain, (c + 1) * grain) and `next` counts chunks; grain < 0: guided, `next` counts items
+// and a claim takes max(-grain, left / divisor) of them.
+void claim_chunks(std::atomic<int64_t>& next, int64_t n, int64_t grain, int64_t chunks, int64_t divisor,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  if (grain < 0) {
+    int64_t cur = next.load(std::memory_order_relaxed), take = 0;
+    for (;;) {
+      do {
+        if (cur >= n) return;
+        take = std::max(-grain, (n - cur) / divisor);
+      } while (!next.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
+      fn(cur, std::min(n, cur + take));
+      cur = next.load(std::memory_order_relaxed);
+    }
+  }
+  for (;;) {
+    const int64_t c = next.fetch_add(1);
+    if (c >= chunks) return;
+    const int64_t begin = c * grain;
+    fn(begin, std::min(n, begin + grain));
+  }
+}
+
+// A job on the caller's executor (RunOptions::parallel): its workers claim the chunks the pool's would.
+void run_external(const Exec& exec, int64_t chunks, int64_t n, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  const int workers = static_cast<int>(std::min<int64_t>(exec.threads, chunks));
+  std::atomic<int64_t> next{0};
+  (*exec.parallel)(workers, [&](int) { claim_chunks(next, n, grain, chunks, 2 * workers, fn); });
+}
+
 unsigned hardware_threads() {
   static const unsigned n = std::max(1u, std::thread::hardware_concurrency());
   return n;
@@ -112,25 +144,7 @@ class Pool {
     }
   }
 
-  void work() {
-    if (grain_ < 0) {  // guided: next_ counts items
-      int64_t cur = next_.load(std::memory_order_relaxed), take = 0;
-      for (;;) {
-        do {
-          if (cur >= n_) return;
-          take = std::max(-grain_, (n_ - cur) / divisor_);
-        } while (!next_.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
-        (*job_)(cur, std::min(n_, cur + take));
-        cur = next_.load(std::memory_order_relaxed);
-      }
-    }
-    for (;;) {
-      const int64_t c = next_.fetch_add(1);
-      if (c >= chunks_) return;
-      const int64_t begin = c * grain_;
-      (*job_)(begin, std::min(n_, begin + grain_));
-    }
-  }
+  void work() { claim_chunks(next_, n_, grain_, chunks_, divisor_, *job_); }
 
   void loop(int index, uint64_t seen) {
     for (;;) {
@@ -224,6 +238,7 @@ void parallel_for(const Exec& exec, int64_t n, int64_t grain,
   if (n <= 0) return;
   if (grain <= 0) grain = 1;
   const int64_t chunks = num_chunks(n, grain);
+  if (exec.threads > 1 && chunks > 1 && exec.parallel) return run_external(exec, chunks, n, grain, fn);
   if (exec.threads > 1 && chunks > 1 && Pool::get().try_run(exec.threads, chunks, n, grain, fn)) return;
   for (int64_t begin = 0; begin < n; begin += grain) fn(begin, std::min(n, begin + grain));
 }
@@ -233,6 +248,7 @@ void parallel_for_guided(const Exec& exec, int64_t n, int64_t min_grain,
   if (n <= 0) return;
   if (min_grain <= 0) min_grain = 1;
   const int64_t chunks = num_chunks(n, min_grain);  // at most; caps the helpers woken
+  if (exec.threads > 1 && chunks > 1 && exec.parallel) return run_external(exec, chunks, n, -min_grain, fn);
   if (exec.threads > 1 && chunks > 1 && Pool::get().try_run(exec.threads, chunks, n, -min_grain, fn)) return;
   fn(0, n);
 }

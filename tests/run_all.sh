@@ -59,7 +59,13 @@ for s in "${stages[@]}"; do
       [[ -x build-tf/venv/bin/python ]] || python3 -m venv build-tf/venv
       build-tf/venv/bin/python -m pip install -q tensorflow-cpu==2.21.0 tf-keras==2.21.0 pytest
       JOBS=$jobs build-tf/venv/bin/python -m pip install -q ./tf
-      GRADRT_TF_REQUIRE_CLI=1 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider tf/tests
+      # oneDNN off (TF's side: its Eigen kernels; gradrt serves the plain ops): every test. Then TF's
+      # default, oneDNN on (TF's side: oneDNN; gradrt serves the _MklNative forms): every 4th conformance
+      # case and the contract (test_onednn.py, in the first pass, runs its own oneDNN children; TF's depthwise
+      # test class skips its gradient tests under oneDNN, b/120545219).
+      TF_ENABLE_ONEDNN_OPTS=0 GRADRT_TF_REQUIRE_CLI=1 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider tf/tests
+      TF_ENABLE_ONEDNN_OPTS=1 GRADRT_TF_CASE_STRIDE=4 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider \
+        tf/tests/test_conformance.py tf/tests/test_plugin.py
       ;;
     litert)
       stage "LiteRT: training on stock LiteRT (ai-edge-litert 2.3.0) with gradrt_litert, against TF 2.21"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
@@ -41,12 +42,15 @@ struct Snapshot {
   bool operator==(const Snapshot&) const = default;
 };
 
-Snapshot run_case(const Case& c, const std::string& backend, int threads) {
+// parallel: RunOptions::parallel (a caller's executor) when set.
+Snapshot run_case(const Case& c, const std::string& backend, int threads,
+                  const decltype(gradrt::RunOptions::parallel)& parallel = {}) {
   gradrt::Inputs in;
   for (const auto& [name, host] : c.inputs) in[name] = host.view();
   gradrt::RunOptions options;
   options.backend = backend;
   options.threads = threads;
+  options.parallel = parallel;
   gradrt::Outputs out;
   gradrt::Status s = gradrt::run_op(c.op, in, c.attrs, &out, options);
   Snapshot snap;
@@ -229,6 +233,32 @@ TEST_CASE("threads: RunOptions.threads 1, 2, 3, 8 give identical bits") {
       }
     }
   }
+}
+
+TEST_CASE("threads: RunOptions.parallel (a caller's executor) runs the work, same bits") {
+  // What a framework passes (gradrt_tf: TF's intra-op pool): here, worker 0 on the calling thread
+  // and the others on fresh threads. Every worker index must come once per job, and the results
+  // must be the bits of gradrt's own pool.
+  AnyWorkUsesThreads any_work;
+  std::atomic<int> jobs{0}, bad_calls{0};
+  auto executor = [&](int workers, const std::function<void(int)>& fn) {
+    jobs.fetch_add(1);
+    if (workers < 2) bad_calls.fetch_add(1);
+    std::vector<std::thread> extra;
+    for (int i = 1; i < workers; ++i) extra.emplace_back([&fn, i] { fn(i); });
+    fn(0);
+    for (auto& t : extra) t.join();
+  };
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    Snapshot own = run_case(c, "cpu", 3);
+    for (int threads : {2, 3}) {
+      CAPTURE(threads);
+      CHECK(run_case(c, "cpu", threads, executor) == own);
+    }
+  }
+  CHECK(jobs.load() > 0);
+  CHECK(bad_calls.load() == 0);
 }
 
 TEST_CASE("threads: concurrent calls while the element limit and typed API are used") {

@@ -1,18 +1,29 @@
 // gradrt's cpu kernels as TensorFlow CPU kernels: one OpKernel class for every gradrt op,
-// which hands TF's tensors to gradrt::run_op by the op's own name and copies the results
-// back. Registered with Priority(1), so they win over TF's default CPU kernels wherever TF
-// looks one up (eager, tf.function, Keras, tf.distribute). This is the only translation unit
-// that includes TensorFlow's headers (C++17, TF's ABI flags); gradrt is reached through its
-// public header only.
+// which hands TF's tensors to gradrt::run_op by the op's own name and lets gradrt write the
+// results into TF's output tensors. Registered with Priority(1), so they win over TF's
+// default CPU kernels wherever TF looks one up (eager, tf.function, Keras, tf.distribute).
+//
+// oneDNN: where TF's oneDNN is on (its default on x86), its graph pass and its eager rewrite
+// rename the gradient ops to `_MklNative<Op>` (plus `_MklNativeConv2DBackpropFilterWithBias`,
+// the filter gradient fused with BiasAddGrad) and mark the node with the kernel label
+// `MklNameChangeOp`; TF's oneDNN kernels are registered for those names with that label at
+// priority 0. The same kernel class is registered for those names, that label and the same
+// T values with priority 1, so it wins the lookup while every other op stays on oneDNN.
+//
+// This is the only translation unit that includes TensorFlow's headers (C++17, TF's ABI
+// flags); gradrt is reached through its public header only.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "gradrt/gradrt.h"
 #include "tensorflow/core/framework/kernel_def_builder.h"
 #include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/platform/threadpool.h"
 
 namespace {
 
@@ -54,10 +65,54 @@ const std::vector<OpEntry>& op_table() {
   return table;
 }
 
-// One counter per op in op_table(), read by gradrt_tf_kernel_calls().
+// The oneDNN forms of gradrt's ops that TF 2.21's rewrite makes (mkl_layout_pass.cc for graphs,
+// mkl_eager_op_rewrite.cc for eager ops; both checked by listing the kernels a tf-keras step runs):
+// TF's op name, gradrt's op, and whether the form also returns BiasAddGrad(out_backprop) as a second
+// output (the graph pass fuses a Conv2DBackpropFilter with the BiasAddGrad of the same out_backprop).
+// Inputs, outputs and attributes are those of gradrt's op. The forward forms (_MklNativeConv2D,
+// _MklNativeFusedConv2D, _MklNativeFusedBatchNormV3/Ex, ...) stay oneDNN's: it fuses them with the
+// bias and the activation, which gradrt's single ops cannot.
+struct MklForm {
+  const char* tf_name;
+  const char* op;
+  bool with_bias;
+};
+const std::vector<MklForm>& mkl_forms() {
+  static const std::vector<MklForm> forms = {
+      {"_MklNativeConv2DBackpropInput", "Conv2DBackpropInput", false},
+      {"_MklNativeConv2DBackpropFilter", "Conv2DBackpropFilter", false},
+      {"_MklNativeConv2DBackpropFilterWithBias", "Conv2DBackpropFilter", true},
+      {"_MklNativeDepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropInput", false},
+      {"_MklNativeDepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropFilter", false},
+      {"_MklNativeFusedBatchNormGrad", "FusedBatchNormGrad", false},
+      {"_MklNativeFusedBatchNormGradV2", "FusedBatchNormGradV2", false},
+      {"_MklNativeFusedBatchNormGradV3", "FusedBatchNormGradV3", false},
+  };
+  return forms;
+}
+constexpr const char* kMklLabel = "MklNameChangeOp";
+
+// One counter per TF op name a kernel is registered for: op_table()'s names, then mkl_forms()'.
+// Read by gradrt_tf_kernel_calls().
 std::atomic<long long>* counters() {
-  static std::atomic<long long> c[32];
+  static std::atomic<long long> c[64];
   return c;
+}
+const char* counter_name(size_t i) {
+  const auto& table = op_table();
+  if (i < table.size()) return table[i].name;
+  i -= table.size();
+  return i < mkl_forms().size() ? mkl_forms()[i].tf_name : nullptr;
+}
+
+// GRADRT_TF_POOL=gradrt: gradrt's parallel loops on its own pool, as before gradrt_tf lent them TF's
+// (for A/B measurements); default (tf): TF's intra-op pool.
+bool use_tf_pool() {
+  static const bool tf_pool = [] {
+    const char* v = std::getenv("GRADRT_TF_POOL");
+    return v == nullptr || std::strcmp(v, "gradrt") != 0;
+  }();
+  return tf_pool;
 }
 
 // The thread count the last kernel call gave gradrt (tests check it follows TF's setting).
@@ -110,12 +165,51 @@ bool to_attr(const tensorflow::AttrValue& v, gradrt::AttrValue* out) {
   }
 }
 
+// BiasAddGrad of dy, the second output of _MklNativeConv2DBackpropFilterWithBias: each channel's
+// sum over every position. NHWC: dy is [positions, C] rows; NCHW: [N, C, HW]. Sums run over fixed
+// blocks of positions (a float sum per block, then the blocks in order in double), so the result is
+// the same for any thread count; the blocks are spread over TF's intra-op pool.
+template <typename T>
+void bias_grad(const T* dy, int64_t n, int64_t c, int64_t hw, bool nchw, T* out, tensorflow::thread::ThreadPool* pool) {
+  const int64_t positions = n * hw;
+  // NHWC: a block is `rows` positions of every channel (~64K elements); NCHW: one image.
+  const int64_t rows = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(c, 1));
+  const int64_t blocks = nchw ? n : (positions + rows - 1) / rows;
+  std::vector<double> partial(static_cast<size_t>(blocks * c), 0.0);
+  auto run = [&](int64_t b0, int64_t b1) {
+    std::vector<float> acc(static_cast<size_t>(c));
+    for (int64_t b = b0; b < b1; ++b) {
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      if (nchw) {
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const T* p = dy + (b * c + ch) * hw;
+          float s = 0.0f;
+          for (int64_t i = 0; i < hw; ++i) s += static_cast<float>(p[i]);
+          acc[ch] = s;
+        }
+      } else {
+        for (int64_t r = b * rows, r1 = std::min(positions, r + rows); r < r1; ++r)
+          for (int64_t ch = 0; ch < c; ++ch) acc[ch] += static_cast<float>(dy[r * c + ch]);
+      }
+      std::copy(acc.begin(), acc.end(), partial.begin() + b * c);
+    }
+  };
+  if (pool != nullptr && blocks > 1) pool->ParallelFor(blocks, run);  // a block per task
+  else run(0, blocks);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double s = 0.0;
+    for (int64_t b = 0; b < blocks; ++b) s += partial[b * c + ch];
+    out[ch] = static_cast<T>(static_cast<float>(s));
+  }
+}
+
 class GradrtOp : public OpKernel {
  public:
-  explicit GradrtOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    const auto& table = op_table();
-    for (size_t i = 0; i < table.size(); ++i)
-      if (type_string() == table[i].name) counter_ = &counters()[i];
+  explicit GradrtOp(OpKernelConstruction* ctx) : OpKernel(ctx), op_(type_string()) {
+    for (size_t i = 0; counter_name(i) != nullptr; ++i)
+      if (type_string() == counter_name(i)) counter_ = &counters()[i];
+    for (const auto& f : mkl_forms())
+      if (type_string() == f.tf_name) op_ = f.op, with_bias_ = f.with_bias;
     for (const auto& [name, value] : def().attr()) {
       if (name.empty() || name[0] == '_' || value.value_case() == tensorflow::AttrValue::kType) continue;
       gradrt::AttrValue a;
@@ -124,12 +218,14 @@ class GradrtOp : public OpKernel {
       attrs_[name] = std::move(a);
     }
     for (const auto& info : gradrt::ops())
-      if (info.name == type_string()) input_names_ = info.inputs, output_names_ = info.outputs;
+      if (info.name == op_) input_names_ = info.inputs, output_names_ = info.outputs;
     OP_REQUIRES(ctx, static_cast<int>(input_names_.size()) == ctx->num_inputs(),
                 absl::InternalError(type_string() + ": gradrt and TensorFlow disagree on the inputs"));
     // FusedBatchNormV3's reserve_space_3 is a dummy: gradrt gives an empty tensor, TF's CPU kernel a
     // scalar 0. The plugin gives TF's, so graphs see the shape they always saw (no kernel reads it).
-    if (type_string() == "FusedBatchNormV3") scalar_dummy_output_ = 5;
+    if (op_ == "FusedBatchNormV3") scalar_dummy_output_ = 5;
+    OP_REQUIRES(ctx, static_cast<int>(output_names_.size()) + (with_bias_ ? 1 : 0) == ctx->num_outputs(),
+                absl::InternalError(type_string() + ": gradrt and TensorFlow disagree on the outputs"));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -147,8 +243,19 @@ class GradrtOp : public OpKernel {
     options.backend = "cpu";
     // TF's intra-op setting: the device's worker-thread count (what
     // tf.config.threading.set_intra_op_parallelism_threads sets).
-    options.threads = ctx->device()->tensorflow_cpu_worker_threads()->num_threads;
+    const auto* threads = ctx->device()->tensorflow_cpu_worker_threads();
+    options.threads = threads->num_threads;
     last_threads.store(options.threads, std::memory_order_relaxed);
+    // gradrt's parallel loops run on that pool too, the threads TF's own and oneDNN's kernels use:
+    // with gradrt's own pool, its helpers spin for a while after each gradrt op (they wait for the
+    // next job) on the cores TF's next op needs, and TF's idle workers spin on gradrt's.
+    if (use_tf_pool() && threads->workers != nullptr) {
+      options.parallel = [pool = threads->workers](int workers, const std::function<void(int)>& fn) {
+        pool->ParallelFor(workers, [&fn](int64_t begin, int64_t end) {  // blocks of one worker
+          for (int64_t i = begin; i < end; ++i) fn(static_cast<int>(i));
+        });
+      };
+    }
     // gradrt writes each output straight into TF's output tensor (no copy, and no second
     // buffer), unless the dtype differs or the output is empty or TF's dummy scalar.
     std::vector<tensorflow::Tensor*> given(ctx->num_outputs(), nullptr);
@@ -165,13 +272,15 @@ class GradrtOp : public OpKernel {
         return nullptr;
       return const_cast<char*>(given[i]->tensor_data().data());
     };
+    // Seam for gradrt::prepare (branch plans): keep a Plan per input shapes in this OpKernel (TF makes
+    // one per graph node) and run it here instead of run_op, which validates and decodes every call.
     gradrt::Outputs outputs;
-    gradrt::Status s = gradrt::run_op(type_string(), inputs, attrs_, &outputs, options);
+    gradrt::Status s = gradrt::run_op(op_, inputs, attrs_, &outputs, options);
     OP_REQUIRES(ctx, s.ok(), absl::Status(to_tf(s.code()), s.message()));
-    OP_REQUIRES(ctx, static_cast<int>(outputs.size()) == ctx->num_outputs(),
+    OP_REQUIRES(ctx, outputs.size() == output_names_.size(),
                 absl::InternalError(type_string() + ": gradrt returned " + std::to_string(outputs.size()) +
-                                    " outputs, TensorFlow expects " + std::to_string(ctx->num_outputs())));
-    for (int i = 0; i < ctx->num_outputs(); ++i) {
+                                    " outputs, TensorFlow expects " + std::to_string(output_names_.size())));
+    for (int i = 0; i < static_cast<int>(outputs.size()); ++i) {
       const gradrt::Tensor& r = outputs[i].second;
       gradrt::DType want;
       OP_REQUIRES(ctx, to_gradrt(ctx->expected_output_dtype(i), &want) && want == r.dtype(),
@@ -196,10 +305,37 @@ class GradrtOp : public OpKernel {
       }
       if (r.num_bytes() > 0) std::memcpy(const_cast<char*>(out->tensor_data().data()), r.data(), r.num_bytes());
     }
+    if (with_bias_) compute_bias_grad(ctx);
     if (counter_) counter_->fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
+  // The bias gradient output (index 1) of the WithBias form; gradrt has validated out_backprop
+  // (input 2) as the filter gradient's, so it is 4-D.
+  void compute_bias_grad(OpKernelContext* ctx) {
+    const tensorflow::Tensor& dy = ctx->input(2);
+    const auto format = attrs_.find("data_format");
+    const bool nchw = format != attrs_.end() && format->second.s == "NCHW";
+    const int64_t n = dy.dim_size(0), c = dy.dim_size(nchw ? 1 : 3);
+    const int64_t hw = dy.dim_size(nchw ? 2 : 1) * dy.dim_size(nchw ? 3 : 2);
+    tensorflow::Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, tensorflow::TensorShape({c}), &out));
+    auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
+    switch (dy.dtype()) {
+      case tensorflow::DT_FLOAT:
+        return bias_grad(dy.flat<float>().data(), n, c, hw, nchw, out->flat<float>().data(), pool);
+      case tensorflow::DT_HALF:
+        return bias_grad(dy.flat<Eigen::half>().data(), n, c, hw, nchw, out->flat<Eigen::half>().data(), pool);
+      case tensorflow::DT_BFLOAT16:
+        return bias_grad(dy.flat<tensorflow::bfloat16>().data(), n, c, hw, nchw,
+                         out->flat<tensorflow::bfloat16>().data(), pool);
+      default:
+        ctx->CtxFailure(absl::InternalError(type_string() + ": no bias gradient for this dtype"));
+    }
+  }
+
+  std::string op_;  // gradrt's op: TF's op name, or the one a oneDNN form stands for
+  bool with_bias_ = false;
   gradrt::Attrs attrs_;
   std::vector<std::string> input_names_, output_names_;
   std::atomic<long long>* counter_ = nullptr;
@@ -208,28 +344,52 @@ class GradrtOp : public OpKernel {
 
 OpKernel* create(OpKernelConstruction* ctx) { return new GradrtOp(ctx); }
 
-// Registers every (op, T) of op_table() when the library is loaded.
+void register_kernel(const char* name, DataType t, const char* label) {
+  tensorflow::KernelDefBuilder b(name);
+  b.Device(tensorflow::DEVICE_CPU).TypeConstraint("T", t).Priority(1);
+  if (label != nullptr) b.Label(label);
+  tensorflow::kernel_factory::OpKernelRegistrar r(b.Build(), "GradrtOp", &create);
+  (void)r;
+}
+
+// The T values TF registered its oneDNN kernel of a form for (with the name-change label): the
+// rewrite only makes a form for those, and a TF built without oneDNN registers none.
+std::vector<DataType> onednn_types(const char* tf_name) {
+  std::vector<DataType> types;
+  const tensorflow::KernelList list = tensorflow::GetRegisteredKernelsForOp(tf_name);  // kept: kernel() refers into it
+  for (const auto& k : list.kernel()) {
+    if (k.device_type() != tensorflow::DEVICE_CPU || k.label() != kMklLabel) continue;
+    for (const auto& c : k.constraint())
+      if (c.name() == "T")
+        for (int t : c.allowed_values().list().type()) types.push_back(static_cast<DataType>(t));
+  }
+  return types;
+}
+
+// Registers every (op, T) of op_table(), and every oneDNN form for the T values both TF's oneDNN
+// kernel and gradrt's op take, when the library is loaded (TF's own kernels are registered by then).
 const bool registered = [] {
   for (const auto& e : op_table())
-    for (DataType t : e.types) {
-      tensorflow::KernelDefBuilder b(e.name);
-      b.Device(tensorflow::DEVICE_CPU).TypeConstraint("T", t).Priority(1);
-      tensorflow::kernel_factory::OpKernelRegistrar r(b.Build(), "GradrtOp", &create);
-      (void)r;
-    }
+    for (DataType t : e.types) register_kernel(e.name, t, nullptr);
+  for (const auto& f : mkl_forms()) {
+    const auto& ours = std::find_if(op_table().begin(), op_table().end(),
+                                    [&](const OpEntry& e) { return std::strcmp(e.name, f.op) == 0; })->types;
+    for (DataType t : onednn_types(f.tf_name))
+      if (std::find(ours.begin(), ours.end(), t) != ours.end()) register_kernel(f.tf_name, t, kMklLabel);
+  }
   return true;
 }();
 
 }  // namespace
 
-// For gradrt_tf.kernel_calls() (through ctypes): "Name count\n" for every op that ran,
+// For gradrt_tf.kernel_calls() (through ctypes): "Name count\n" for every TF op name that ran
+// (a oneDNN form under its own name, _MklNativeConv2DBackpropFilter ...),
 // into buf (cap bytes, NUL-terminated). Returns the length the whole text needs.
 extern "C" __attribute__((visibility("default"))) int gradrt_tf_kernel_calls(char* buf, int cap) {
   std::string text;
-  const auto& table = op_table();
-  for (size_t i = 0; i < table.size(); ++i) {
+  for (size_t i = 0; counter_name(i) != nullptr; ++i) {
     long long n = counters()[i].load(std::memory_order_relaxed);
-    if (n > 0) text += std::string(table[i].name) + " " + std::to_string(n) + "\n";
+    if (n > 0) text += std::string(counter_name(i)) + " " + std::to_string(n) + "\n";
   }
   if (cap > 0) {
     size_t k = std::min(text.size(), static_cast<size_t>(cap - 1));
@@ -239,12 +399,12 @@ extern "C" __attribute__((visibility("default"))) int gradrt_tf_kernel_calls(cha
   return static_cast<int>(text.size());
 }
 
-// Adds delta to op's counter (load()'s probe takes its own call back out); a null op resets all.
+// Adds delta to the counter of TF op name op (load()'s probes take their own calls back out); a null
+// op resets all.
 extern "C" __attribute__((visibility("default"))) void gradrt_tf_add_kernel_calls(const char* op, long long delta) {
-  const auto& table = op_table();
-  for (size_t i = 0; i < table.size(); ++i) {
+  for (size_t i = 0; counter_name(i) != nullptr; ++i) {
     if (!op) counters()[i].store(0);
-    else if (std::strcmp(op, table[i].name) == 0) counters()[i].fetch_add(delta);
+    else if (std::strcmp(op, counter_name(i)) == 0) counters()[i].fetch_add(delta);
   }
 }
 

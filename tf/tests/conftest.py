@@ -1,11 +1,14 @@
 """One pytest process, both kernels: every test's TF results (TF's own CPU kernels, in the case's dtype
 and in float64) are computed first, in a session fixture that runs before the first test; then
 gradrt_tf.load() replaces the kernels (Priority(1)) and the tests run the same tf.raw_ops calls on
-gradrt's. load() clears TF's eager kernel cache, so no TF kernel made before survives it."""
+gradrt's. load() clears TF's eager kernel cache, so no TF kernel made before survives it.
+
+TensorFlow's oneDNN setting is the environment's (TF_ENABLE_ONEDNN_OPTS; CI runs the suite once with
+it off and once on): with it on, TF's side is oneDNN's kernels and gradrt serves the _MklNative forms."""
 import os
 import sys
 
-import gradrt_tf  # noqa: F401  (before tensorflow: sets TF_ENABLE_ONEDNN_OPTS=0)
+import gradrt_tf  # noqa: F401
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

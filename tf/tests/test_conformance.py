@@ -4,7 +4,12 @@ TensorFlow 2.21's own CPU kernels, for every case of cases.py.
 Accuracy rule, per output: with ref64 TF's float64 result (numpy's float64 formula for the batch-norm
 ops, which TF has no float64 kernel for), gradrt's error max|gradrt - ref64| must be at most
 4x TF's own error max|tf - ref64| in the same dtype, plus one rounding of the result (2 ulp of the
-dtype at the output's scale). float64 cases: within 1e-10 relative. Integer dtypes: equal."""
+dtype at the output's scale). float64 cases: within 1e-10 relative. Integer dtypes: equal.
+
+GRADRT_TF_CASE_STRIDE=k runs every k-th case only (CI's second pass, with oneDNN on). With oneDNN on,
+the forward ops in oneDNN's dtypes stay oneDNN's (gradrt_tf serves the gradient forms only): skipped."""
+import os
+
 import numpy as np
 import pytest
 
@@ -13,7 +18,9 @@ import tfops
 from cases import all_cases
 from conftest import before_load
 
-CASES = all_cases()
+CASES = all_cases()[:: int(os.environ.get("GRADRT_TF_CASE_STRIDE", "1"))]
+FORWARD = ("Conv2D", "DepthwiseConv2dNative", "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+ONEDNN_TYPES = ("float32", "bfloat16", "float16")
 ULP = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "float64": 2.0 ** -52}
 NUMPY_REF = ("FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3", "FusedBatchNorm",
              "FusedBatchNormV2", "FusedBatchNormV3")
@@ -65,6 +72,8 @@ def _operand_scale(case, i, r):
 def check_outputs(case, got, tf_out, ref64):
     assert len(got) == len(tf_out), f"{len(got)} outputs, TF gives {len(tf_out)}"
     for i, (g, t) in enumerate(zip(got, tf_out)):
+        if case.op.startswith("FusedBatchNormGrad") and i >= 3 and gradrt_tf.onednn_enabled():
+            continue  # reserve_space_3/4 (5): dummies nothing reads; TF's oneDNN kernel makes them scalars
         assert g.shape == t.shape, f"output {i}: shape {g.shape}, TF {t.shape}"
         if g.size == 0:
             continue
@@ -89,6 +98,8 @@ def check_outputs(case, got, tf_out, ref64):
 
 @pytest.mark.parametrize("cid,case", CASES, ids=[cid for cid, _ in CASES])
 def test_against_tf(cid, case, tf_results):
+    if gradrt_tf.onednn_enabled() and case.op in FORWARD and case.dtype in ONEDNN_TYPES:
+        pytest.skip("oneDNN is on: its forward kernel serves this op")
     side = tf_results["conformance"][cid]
     assert "error" not in side, f"TF refused a case gradrt is tested on: {side['error']}"
     before = gradrt_tf.kernel_calls().get(case.op, 0)

@@ -149,6 +149,12 @@ struct RunOptions {
   // num_elements * dtype_size bytes, 64-byte aligned, for gradrt to write the output into (the
   // Tensor in `outputs` then refers to it without owning it), or nullptr to let gradrt allocate.
   std::function<void*(std::string_view name, DType dtype, const std::vector<int64_t>& shape)> output_memory;
+  // Where parallel work runs (optional; a framework passes its own thread pool, so that gradrt's
+  // pool threads and the framework's do not compete for the same cores): called with a worker count
+  // (2 .. threads) and a function of the worker index; must call fn(i) once for every i in
+  // [0, workers), concurrently where it can (the caller may run some itself), and return when all
+  // have returned. The work is cut as always (results do not change); unset: gradrt's own pool.
+  std::function<void(int workers, const std::function<void(int worker)>& fn)> parallel;
 };
 struct RunInfo {
   std::string backend;           // the backend that ran (what "auto" chose)

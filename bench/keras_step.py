@@ -1,0 +1,302 @@
+"""A tf-keras training step (`train_on_batch`) with gradrt_tf against stock TensorFlow, oneDNN on in both.
+
+    build-tf/venv/bin/python bench/keras_step.py [--threads=1,2] [--rounds=5] [--steps=5]
+        [--models=small_cnn,mobilenet_v2,resnet,cnn_nchw,efficientnet_b0] [--configs=stock,gradrt]
+        [--profile] [--out=bench/results_keras_step.txt]
+
+Configurations (each at every --threads value, TensorFlow's intra-op setting; inter-op 1):
+  stock         TensorFlow 2.21 as installed: its default here, oneDNN on
+  gradrt        the same, plus gradrt_tf.load(): gradrt's kernels serve the _MklNative* gradient forms
+  eigen         oneDNN off (TF_ENABLE_ONEDNN_OPTS=0), TensorFlow's Eigen kernels (for reference)
+  gradrt-eigen  oneDNN off plus gradrt_tf.load() (what gradrt_tf needed before)
+  gradrt-pool   gradrt with GRADRT_TF_POOL=gradrt: gradrt's parallel loops on its own thread pool instead
+                of TF's intra-op pool (the A/B of that choice)
+TensorFlow reads its oneDNN switch and thread counts once, so every (configuration, threads) pair is its own
+worker process; all workers build the same seeded models (tf-keras, TF_USE_LEGACY_KERAS=1, Adam, sparse
+cross-entropy) on the same batch. The coordinator interleaves: each round times every model in every
+worker, the workers' order rotating, so outside load hits every configuration alike. A measurement is
+`--steps` calls of train_on_batch after one warm-up call; reported are the median over rounds of each
+round's median step (wall ms) and of the worker's CPU time per step (all its threads: TF's pools and
+gradrt's). A gradrt worker checks gradrt_tf.kernel_calls() moved on every step (else it fails).
+
+--profile: one more pass with TensorFlow's profiler (tf.profiler.experimental) around `--steps` steps of
+every model in the 1-thread stock and gradrt workers; per TF op type, the time its kernels took per step
+(the executor's op events of the trace, summed over threads), the largest rows of either configuration.
+"""
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+
+from bench_workers import Lines, add_common_arguments, geomean, median, start_workers
+
+# name: (environment set before TensorFlow starts, load gradrt); TF_ENABLE_ONEDNN_OPTS unset: TF's default
+CONFIGS = {"stock": ({}, False), "gradrt": ({}, True), "eigen": ({"TF_ENABLE_ONEDNN_OPTS": "0"}, False),
+           "gradrt-eigen": ({"TF_ENABLE_ONEDNN_OPTS": "0"}, True), "gradrt-pool": ({"GRADRT_TF_POOL": "gradrt"}, True)}
+# name: (batch, input shape (channels last), classes)
+MODELS = {"small_cnn": (64, (32, 32, 3), 10), "mobilenet_v2": (32, (64, 64, 3), 10), "resnet": (32, (64, 64, 3), 10),
+          "cnn_nchw": (64, (32, 32, 3), 10), "efficientnet_b0": (16, (64, 64, 3), 10)}
+
+
+def cpu_name():
+    """The model name, with the vector extensions oneDNN may use (the name alone can be generic)."""
+    info = open("/proc/cpuinfo").read()
+    name = next((l.split(":", 1)[1].strip() for l in info.splitlines() if l.startswith("model name")), "unknown CPU")
+    flags = next((l.split(":", 1)[1].split() for l in info.splitlines() if l.startswith("flags")), [])
+    wide = (("avx512f", "AVX-512"), ("avx512_bf16", "AVX512-BF16"), ("amx_tile", "AMX"))
+    isa = [n for f, n in (wide if "avx512f" in flags else (("avx2", "AVX2"),)) if f in flags]
+    return f"{name} ({', '.join(isa) or 'no AVX2'})"
+
+
+# ------------------------------------------------------------------------------------------ models
+def build(keras, name):
+    L = keras.layers
+    batch, shape, classes = MODELS[name]
+    if name == "mobilenet_v2":
+        return keras.applications.MobileNetV2(input_shape=shape, alpha=0.35, weights=None, classes=classes)
+    if name == "efficientnet_b0":
+        return keras.applications.EfficientNetB0(input_shape=shape, weights=None, classes=classes)
+    if name in ("small_cnn", "cnn_nchw"):
+        # The issue's small CNN: conv, batch norm, depthwise, 1x1 and strided convs.
+        fmt = "channels_first" if name == "cnn_nchw" else "channels_last"
+        axis = 1 if name == "cnn_nchw" else -1
+        inp = keras.Input(shape[2:] + shape[:2] if name == "cnn_nchw" else shape)
+        y = inp
+        for filters, stride in ((32, 1), (64, 2), (128, 2)):
+            y = L.Conv2D(filters, 3, strides=stride, padding="same", use_bias=False, data_format=fmt)(y)
+            y = L.BatchNormalization(axis=axis)(y)
+            y = L.ReLU()(y)
+            y = L.DepthwiseConv2D(3, padding="same", use_bias=False, data_format=fmt)(y)
+            y = L.BatchNormalization(axis=axis)(y)
+            y = L.ReLU()(y)
+            y = L.Conv2D(filters, 1, padding="same", data_format=fmt)(y)
+            y = L.ReLU()(y)
+        y = L.GlobalAveragePooling2D(data_format=fmt)(y)
+        return keras.Model(inp, L.Dense(classes)(y))
+    if name == "resnet":
+        # ResNet-18-style at 64x64: 7x7/2 stem, max pool, two basic blocks per stage, 1x1/2 shortcuts.
+        inp = keras.Input(shape)
+        y = L.Conv2D(32, 7, strides=2, padding="same", use_bias=False)(inp)
+        y = L.ReLU()(L.BatchNormalization()(y))
+        y = L.MaxPooling2D(3, strides=2, padding="same")(y)
+        for filters, stride in ((32, 1), (64, 2), (128, 2), (256, 2)):
+            for block in range(2):
+                s = stride if block == 0 else 1
+                shortcut = y
+                if s != 1 or y.shape[-1] != filters:
+                    shortcut = L.BatchNormalization()(L.Conv2D(filters, 1, strides=s, use_bias=False)(y))
+                y = L.ReLU()(L.BatchNormalization()(L.Conv2D(filters, 3, strides=s, padding="same",
+                                                             use_bias=False)(y)))
+                y = L.BatchNormalization()(L.Conv2D(filters, 3, padding="same", use_bias=False)(y))
+                y = L.ReLU()(L.Add()([y, shortcut]))
+        y = L.GlobalAveragePooling2D()(y)
+        return keras.Model(inp, L.Dense(classes)(y))
+    raise ValueError(name)
+
+
+# ------------------------------------------------------------------------------------------ profile
+def op_times(logdir, steps):
+    """{TF op type: ms per step} from the newest trace under logdir: the executor's op events
+    ('name:Type'), summed over every thread."""
+    from tensorflow.python.framework import op_def_registry
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    files = sorted(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True), key=os.path.getmtime)
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(open(files[-1], "rb").read())
+    out = {}
+    for plane in space.planes:
+        names = {k: v.name for k, v in plane.event_metadata.items()}
+        for line in plane.lines:
+            for e in line.events:
+                name = names.get(e.metadata_id, "")
+                if ":" not in name:
+                    continue
+                kind = name.rsplit(":", 1)[1]
+                if op_def_registry.get(kind) is None:
+                    continue  # the executor's and tf.data's own events (Run, Process, ...)
+                out[kind] = out.get(kind, 0.0) + e.duration_ps / 1e9 / steps
+    return out
+
+
+# ------------------------------------------------------------------------------------------ worker
+def worker(config, threads):
+    """Serves requests (JSON lines on stdin, answers on the original stdout)."""
+    reply_stream = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # anything TensorFlow prints goes to stderr, not into the answers
+    env, use_gradrt = CONFIGS[config]
+    os.environ.update(env)
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+    gradrt_tf = None
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    if use_gradrt:
+        import gradrt_tf
+        gradrt_tf.load()
+    from tensorflow.python.util import _pywrap_util_port
+    onednn_on = bool(_pywrap_util_port.IsMklEnabled())
+
+    def reply(obj):
+        reply_stream.write(json.dumps(obj) + "\n")
+        reply_stream.flush()
+
+    models = {}
+
+    def prepare(name):
+        batch, shape, classes = MODELS[name]
+        keras.utils.set_random_seed(1)
+        model = build(keras, name)
+        model.compile(keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        rng = np.random.default_rng(7)
+        x = rng.standard_normal((batch,) + shape).astype(np.float32)
+        if name == "cnn_nchw":
+            x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+        x, y = tf.constant(x), tf.constant(rng.integers(0, classes, batch).astype(np.int32))
+        loss = float(model.train_on_batch(x, y))  # builds and traces the step
+        models[name] = (model, x, y)
+        return loss
+
+    def steps(name, n):
+        """n steps; wall and CPU seconds of each; gradrt's kernel calls of each (None without gradrt)."""
+        model, x, y = models[name]
+        walls, cpus, calls = [], [], []
+        for _ in range(n):
+            before = sum(gradrt_tf.kernel_calls().values()) if gradrt_tf else 0
+            c0, t0 = time.process_time(), time.perf_counter()
+            model.train_on_batch(x, y)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+            calls.append(sum(gradrt_tf.kernel_calls().values()) - before if gradrt_tf else None)
+        return walls, cpus, calls
+
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req["cmd"] == "hello":
+            reply({"config": config, "threads": threads, "tf": tf.__version__, "onednn": onednn_on})
+        elif req["cmd"] == "prepare":
+            try:
+                reply({"loss": prepare(req["model"])})
+            except Exception as e:  # noqa: BLE001  (e.g. a layout this TF cannot run on CPU)
+                reply({"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"})
+        elif req["cmd"] == "time":
+            steps(req["model"], 1)  # warm
+            walls, cpus, calls = steps(req["model"], req["steps"])
+            reply({"wall": sorted(walls)[len(walls) // 2], "cpu": sorted(cpus)[len(cpus) // 2], "calls": calls})
+        elif req["cmd"] == "profile":
+            logdir = f"/tmp/keras_step_profile_{os.getpid()}_{req['model']}"
+            steps(req["model"], 1)
+            tf.profiler.experimental.start(logdir)
+            steps(req["model"], req["steps"])
+            tf.profiler.experimental.stop()
+            kinds = gradrt_tf.kernel_calls(forms=True) if gradrt_tf else {}
+            reply({"ops": op_times(logdir, req["steps"]), "forms": kinds})
+        elif req["cmd"] == "quit":
+            return
+
+
+# ------------------------------------------------------------------------------------------ coordinator
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_common_arguments(ap, __file__, "stock,gradrt", "results_keras_step.txt")
+    ap.add_argument("--steps", type=int, default=5, help="timed train_on_batch calls per measurement (median)")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args.worker[0], int(args.worker[1]))
+
+    thread_list = [int(t) for t in args.threads.split(",")]
+    configs = args.configs.split(",")
+    models = args.models.split(",")
+    base = configs[0]
+    lines = Lines()
+    emit = lines.emit
+
+    with open(args.log, "w") as log:
+        workers = start_workers(__file__, configs, thread_list, log)
+        try:
+            hello = {k: w.ask(cmd="hello") for k, w in workers.items()}
+            emit(f"tf-keras train_on_batch, TensorFlow {next(iter(hello.values()))['tf']}, {cpu_name()}, "
+                 f"{os.cpu_count()} cpus, load average at the start {os.getloadavg()[0]:.2f}")
+            emit("configs: " + "; ".join(f"{c} (oneDNN {'on' if hello[c, thread_list[0]]['onednn'] else 'off'}"
+                                         f"{', gradrt_tf.load()' if CONFIGS[c][1] else ''})" for c in configs))
+            emit(f"median of {args.steps} steps per round, median of {args.rounds} interleaved rounds; "
+                 f"wall ms per step (CPU ms per step, all threads); ratio = {base} / config, > 1: faster than {base}")
+            skipped = {}
+            for m in models:
+                for k, w in workers.items():
+                    a = w.ask(cmd="prepare", model=m)
+                    if "error" in a:
+                        skipped.setdefault(m, []).append(f"{k[0]}: {a['error']}")
+            live = [m for m in models if m not in skipped]
+            wall = {k: {m: [] for m in live} for k in workers}
+            cpu = {k: {m: [] for m in live} for k in workers}
+            keys = list(workers)
+            for r in range(args.rounds):
+                for j, m in enumerate(live):
+                    rot = (r + j) % len(keys)
+                    for k in keys[rot:] + keys[:rot]:
+                        a = workers[k].ask(cmd="time", model=m, steps=args.steps)
+                        if CONFIGS[k[0]][1] and not all(c > 0 for c in a["calls"]):
+                            raise RuntimeError(f"{m} in {k}: a step ran no gradrt kernel ({a['calls']})")
+                        wall[k][m].append(a["wall"])
+                        cpu[k][m].append(a["cpu"])
+                print(f"  round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+            profiles = {}
+            if args.profile:
+                t = thread_list[0]
+                for m in live:
+                    for c in configs:
+                        profiles[c, m] = workers[c, t].ask(cmd="profile", model=m, steps=args.steps)
+        finally:
+            for w in workers.values():
+                w.close()
+
+    for t in thread_list:
+        emit()
+        emit(f"### {t} intra-op thread{'s' if t > 1 else ''}")
+        others = configs[1:]
+        emit("| model | batch | " + " | ".join(configs) + " | " + " | ".join(f"{base}/{c} wall (CPU)" for c in others)
+             + " |")
+        emit("|---|---|" + "---|" * (len(configs) + len(others)))
+        ratios = {(c, kind): [] for c in others for kind in ("wall", "cpu")}
+        for m in live:
+            row = [f"{median(wall[c, t][m]) * 1e3:.1f} ({median(cpu[c, t][m]) * 1e3:.0f})" for c in configs]
+            for c in others:
+                ratios[c, "wall"].append(median(wall[base, t][m]) / median(wall[c, t][m]))
+                ratios[c, "cpu"].append(median(cpu[base, t][m]) / median(cpu[c, t][m]))
+            emit(f"| {m} | {MODELS[m][0]} | " + " | ".join(row) + " | "
+                 + " | ".join(f"{ratios[c, 'wall'][-1]:.2f}x ({ratios[c, 'cpu'][-1]:.2f}x)" for c in others) + " |")
+        if live:
+            emit("| geomean | | " + " | ".join("" for _ in configs) + " | "
+                 + " | ".join(f"{geomean(ratios[c, 'wall']):.2f}x ({geomean(ratios[c, 'cpu']):.2f}x)" for c in others)
+                 + " |")
+    for m, why in skipped.items():
+        emit(f"skipped {m}: " + "; ".join(why))
+    for m in live if profiles else []:
+        emit()
+        emit(f"### where a step's time goes: {m}, {thread_list[0]} thread(s), ms per step by TF op type "
+             "(profiler op events, all threads)")
+        per = {c: profiles[c, m]["ops"] for c in configs}
+        kinds = sorted({k for c in configs for k in per[c]}, key=lambda k: -max(per[c].get(k, 0) for c in configs))
+        emit("| op type | " + " | ".join(configs) + " |")
+        emit("|---|" + "---|" * len(configs))
+        for k in kinds[:14]:
+            emit(f"| {k} | " + " | ".join(f"{per[c].get(k, 0):.2f}" for c in configs) + " |")
+        emit("| all ops | " + " | ".join(f"{sum(per[c].values()):.2f}" for c in configs) + " |")
+        for c in configs:
+            if profiles[c, m]["forms"]:
+                emit(f"{c}: gradrt kernel calls by TF op (whole run): "
+                     + ", ".join(f"{k} {v}" for k, v in sorted(profiles[c, m]["forms"].items())))
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
