@@ -216,6 +216,7 @@ Status Plan::run(const Inputs& inputs, Outputs* outputs, const PlanRunOptions& o
   ro.backend = p.options.backend;
   ro.threads = p.options.threads;
   ro.output_memory = options.output_memory;
+  ro.parallel = options.parallel;
   Status s;
   std::string ran_on;
   if (p.tail) {
@@ -302,6 +303,7 @@ Status run_op(std::string_view op, const Inputs& inputs, const Attrs& attrs, Out
   if (!plan) return s;
   PlanRunOptions ro;
   ro.output_memory = options.output_memory;
+  ro.parallel = options.parallel;
   return plan->run(inputs, outputs, ro, info);
 }
 

@@ -38,6 +38,7 @@ struct BinaryCall {
 // output (or a scratch buffer that is then stored back), records the backend that ran.
 template <class T, class K>
 Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
+  if (ctx.preparing()) return Status::OK();  // a plan re-runs the whole op (no deferred tail)
   Scratch<T> sa, sb, so;
   auto load = [&](const KernelInput& in, Scratch<T>* s) {
     return in.weights ? ctx.load_weights<T>(*in.t, in.n, s) : ctx.load<T>(*in.t, in.n, s, in.cf);

@@ -222,6 +222,8 @@ struct PlanRunOptions {
   uint64_t weights_version = 0;
   // As RunOptions::output_memory.
   std::function<void*(std::string_view name, DType dtype, const std::vector<int64_t>& shape)> output_memory;
+  // As RunOptions::parallel.
+  std::function<void(int workers, const std::function<void(int worker)>& fn)> parallel;
 };
 
 // A prepared op. Movable, not copyable; one run at a time (its workspace and kernel state are
