@@ -18,7 +18,7 @@ namespace {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gradrt::litert;
   Model model;
-  Plan plan;
+  ModelPlan plan;
   gradrt::Status s = read_model({data, size}, &model);
   if (s.ok()) s = make_plan(model, &plan);
   if (!s.ok()) {
@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!s.ok()) fail("the prepared model does not read back", s);
   for (const ModelBuffer& b : again.buffers)
     if (b.size && b.data % kBufferAlignment) fail("a prepared buffer is not 64-byte aligned", s);
-  Plan plan2;
+  ModelPlan plan2;
   s = make_plan(again, &plan2);
   if (!s.ok()) fail("the prepared model does not plan", s);
   return 0;
