@@ -272,8 +272,8 @@ class GradrtOp : public OpKernel {
         return nullptr;
       return const_cast<char*>(given[i]->tensor_data().data());
     };
-    // Seam for gradrt::prepare (branch plans): keep a Plan per input shapes in this OpKernel (TF makes
-    // one per graph node) and run it here instead of run_op, which validates and decodes every call.
+    // run_op finds this call's prepared plan in its per-thread cache (core/plan.cpp). Open: a Plan per
+    // input shapes kept in this OpKernel (TF makes one per graph node) would skip that lookup.
     gradrt::Outputs outputs;
     gradrt::Status s = gradrt::run_op(op_, inputs, attrs_, &outputs, options);
     OP_REQUIRES(ctx, s.ok(), absl::Status(to_tf(s.code()), s.message()));
