@@ -31,8 +31,9 @@ struct KernelState {
 
 struct Exec {
   int threads = 1;  // worker count for parallel_for; results never depend on it
-  // Set by a plan (core/plan.cpp); empty/null when the call has none (a kernel then uses its
-  // own scratch and keeps nothing). The workspace has at least the bytes workspace_size() asked.
+  // Set by a plan (core/plan.cpp); empty/null when the call has none (a kernel then takes memory
+  // of its own for the call and keeps nothing). The workspace has at least the bytes
+  // workspace_size() asked for this kernel, params and threads.
   Workspace workspace;
   std::unique_ptr<KernelState>* state = nullptr;  // the plan's slot for this kernel's state
   uint64_t weights_version = 0;                   // PlanRunOptions::weights_version (0: unknown)
@@ -54,6 +55,7 @@ struct KernelQuery {
   const void* params = nullptr;
   int64_t work = 0;
   int64_t max_elements = 0;
+  int threads = 1;  // the workers the call runs on (Exec::threads): per-thread scratch scales with it
   template <class P> const P& params_as() const { return *static_cast<const P*>(params); }
 };
 
@@ -71,8 +73,8 @@ class Backend {
   // Asked once per plan, before any data (ggml's supports_op): OK when this backend runs the
   // call, else Unimplemented with the reason (`auto` then takes cpu instead of retrying).
   virtual Status supports(const KernelQuery& /*q*/) { return Status::OK(); }
-  // Scratch bytes the kernel wants for this call (the plan allocates them and passes them in
-  // Exec::workspace); 0: none, the kernel uses its own.
+  // Scratch bytes the kernel wants for this call on q.threads threads (the plan allocates them
+  // and passes them in Exec::workspace); 0: none.
   virtual size_t workspace_size(const KernelQuery& /*q*/) { return 0; }
   // The kernel the backend will run, as data for PlanInfo: its ISA or device, and its tile
   // choice where it has one ("" when not reported).

@@ -153,8 +153,30 @@ Status OpContext::defer(const KernelQuery& q, Tail tail) {
   if (!s.ok() && s.message().find(op_) == std::string::npos)
     return Status(s.code(), op_ + " on backend " + b->name() + ": " + s.message());
   GRADRT_RETURN_IF_ERROR(s);
-  prepared_ = {q.kernel, b, b->workspace_size(q), b->isa_for(q), b->tiles_for(q)};
+  KernelQuery sized = q;
+  sized.threads = exec_.threads;  // what choose_backend gave this kernel (a run gives the same)
+  prepared_ = {q.kernel, b, b->workspace_size(sized), b->isa_for(q), b->tiles_for(q)};
   tail_ = std::move(tail);
+  return Status::OK();
+}
+
+Status PlanWorkspace::reserve(size_t bytes) {
+  if (bytes <= bytes_) return Status::OK();
+  const size_t size = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, size);
+  if (!p) return Status(Code::ResourceExhausted, "workspace of " + std::to_string(bytes) + " bytes");
+  data_.reset(p);
+  bytes_ = size;
+  return Status::OK();
+}
+
+Status OpContext::reserve_workspace(Backend* backend, Kernel kernel, int64_t work, const void* params) {
+  if (params) {
+    KernelQuery q{kernel, compute_double() ? DType::float64 : DType::float32, params, work, 0, exec_.threads};
+    Status s = ws_->reserve(backend->workspace_size(q));
+    if (!s.ok()) return Status(s.code(), op_ + ": " + s.message());
+  }
+  exec_.workspace = ws_->view();
   return Status::OK();
 }
 
@@ -171,7 +193,6 @@ void OpContext::resume(const PreparedKernel& k, DType dtype, bool round_bf16, co
   prepared_ = k;
   dtype_ = dtype;
   round_bf16_ = round_bf16;
-  exec_.workspace = plan_exec.workspace;
   exec_.state = plan_exec.state;
   exec_.weights_version = plan_exec.weights_version;
 }

@@ -3,7 +3,9 @@
 // they are not already in the compute form kernels expect (float or double, channels last).
 #pragma once
 
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <functional>
 #include <optional>
 #include <string>
@@ -20,6 +22,22 @@
 namespace gradrt {
 
 // What prepare() records of an op (core/plan.cpp) and hands back to the context of a run.
+// Scratch a plan keeps for its kernels between runs (Exec::workspace), grown to what a
+// kernel's backend asks (Backend::workspace_size) before it runs.
+class PlanWorkspace {
+ public:
+  Status reserve(size_t bytes);  // ResourceExhausted when it cannot grow
+  Workspace view() const { return {data_.get(), bytes_}; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data_;
+  size_t bytes_ = 0;
+};
+
 struct PreparedKernel {
   std::optional<Kernel> kernel;  // the kernel the op's deferred tail calls (none: no tail)
   Backend* backend = nullptr;    // where it runs
@@ -57,7 +75,7 @@ class OpContext {
   const std::vector<std::pair<std::string, std::vector<int64_t>>>& values_read() const { return values_read_; }
   const std::vector<std::pair<std::string, TensorSpec>>& output_specs() const { return output_specs_; }
   DType round_state(bool* round_bf16) const { *round_bf16 = round_bf16_; return dtype_; }
-  // plan_exec: the plan's workspace, kernel state and weights version; weights: the plan's
+  // plan_exec: the plan's kernel state and weights version (its workspace: use_workspace); weights: the plan's
   // slot for load_weights.
   void resume(const PreparedKernel& k, DType dtype, bool round_bf16, const Exec& plan_exec,
               std::unique_ptr<KernelState>* weights);
@@ -110,10 +128,14 @@ class OpContext {
   void store(const T* data, Tensor* out, const ChannelsFirst* cf = nullptr, bool typed = true) const;
 
   // Runs `call(Backend*)` on the backend chosen for `kernel` (of the list, kernels.h) at this
-  // work estimate, which also caps the threads. With backend=auto, a device backend that
-  // lacks the kernel (Unimplemented) hands over to cpu.
+  // work estimate, which also caps the threads. `params` (the kernel's params struct) sizes
+  // the scratch: ctx.exec().workspace then has what the backend asks for it. With
+  // backend=auto, a device backend that lacks the kernel (Unimplemented) hands over to cpu.
   template <class F>
-  Status run_kernel(Kernel kernel, int64_t work, F call);
+  Status run_kernel(Kernel kernel, int64_t work, const void* params, F call);
+  // Where run_kernel grows the kernels' scratch (a plan's, kept between its runs); without
+  // one, the context's own.
+  void use_workspace(PlanWorkspace* ws) { ws_ = ws; }
 
   const Exec& exec() const { return exec_; }
   const std::string& ran_on() const { return ran_on_; }
@@ -123,6 +145,10 @@ class OpContext {
  private:
   // No kernel: the backend the call resolves to when nothing runs.
   Status choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out);
+  // Grows the workspace to what `backend` asks for `kernel` with `params`; sets exec_.workspace.
+  Status reserve_workspace(Backend* backend, Kernel kernel, int64_t work, const void* params);
+  PlanWorkspace own_ws_;
+  PlanWorkspace* ws_ = &own_ws_;
   const OpInfo& info_;
   Mode mode_;
   bool specs_only_;
@@ -203,13 +229,15 @@ void OpContext::store(const T* data, Tensor* out, const ChannelsFirst* cf, bool 
 }
 
 template <class F>
-Status OpContext::run_kernel(Kernel kernel, int64_t work, F call) {
+Status OpContext::run_kernel(Kernel kernel, int64_t work, const void* params, F call) {
   Backend* backend = nullptr;
   GRADRT_RETURN_IF_ERROR(choose_backend(kernel, work, &backend));
   ran_on_ = backend->name();
+  GRADRT_RETURN_IF_ERROR(reserve_workspace(backend, kernel, work, params));
   Status s = call(backend);
   if (s.code() == Code::Unimplemented && options_.backend == "auto" && backend != cpu_backend()) {
     ran_on_ = cpu_backend()->name();
+    GRADRT_RETURN_IF_ERROR(reserve_workspace(cpu_backend(), kernel, work, params));
     s = call(cpu_backend());
   }
   if (s.code() == Code::Unimplemented && s.message().find(op_) == std::string::npos)

@@ -71,10 +71,6 @@ std::string spec_string(DType dtype, const std::vector<int64_t>& shape) {
   return std::string(dtype_name(dtype)) + " " + shape_string(shape);
 }
 
-struct FreeAligned {
-  void operator()(void* p) const { std::free(p); }
-};
-
 }  // namespace
 
 struct Plan::Impl {
@@ -87,7 +83,7 @@ struct Plan::Impl {
   PreparedKernel kernel;
   DType dtype = DType::float32;   // the op context's dtype state at the tail
   bool round_bf16 = false;
-  std::unique_ptr<void, FreeAligned> workspace;
+  PlanWorkspace workspace;  // the kernels' scratch (Exec::workspace), kept between runs
   std::unique_ptr<KernelState> state;    // the backend kernel's (Exec::state)
   std::unique_ptr<KernelState> weights;  // core's converted weights (OpContext::load_weights)
   PlanInfo info;
@@ -182,11 +178,11 @@ Status prepare_impl(std::string_view op, const Inputs& specs, const Attrs& attrs
     GRADRT_RETURN_IF_ERROR(backend_for(options.backend, std::nullopt, 0, &b));
     pi.backend = b->name();
   }
+  // A deferred kernel's scratch is allocated now; an op without a tail grows it at its first run.
   const size_t ws = impl->kernel.workspace_bytes;
   if (ws > 0) {
-    const size_t bytes = (ws + 63) / 64 * 64;
-    impl->workspace.reset(std::aligned_alloc(64, bytes));
-    if (!impl->workspace) return Status(Code::ResourceExhausted, info->name + ": workspace of " + std::to_string(ws) + " bytes");
+    Status s = impl->workspace.reserve(ws);
+    if (!s.ok()) return Status(s.code(), info->name + ": " + s.message());
     pi.workspace_bytes = ws;
   }
   pi.outputs = ctx.output_specs();
@@ -222,10 +218,10 @@ Status Plan::run(const Inputs& inputs, Outputs* outputs, const PlanRunOptions& o
   if (p.tail) {
     OpContext ctx(*p.op, inputs, p.attrs, ro, outputs, OpContext::Mode::kResume);
     Exec e;
-    e.workspace = {p.workspace.get(), p.info.workspace_bytes};
     e.state = &p.state;
     e.weights_version = options.weights_version;
     ctx.resume(p.kernel, p.dtype, p.round_bf16, e, &p.weights);
+    ctx.use_workspace(&p.workspace);
     s = guarded(ctx, [&] {
       for (const auto& [name, spec] : p.info.outputs) {
         Tensor* t;
@@ -236,6 +232,7 @@ Status Plan::run(const Inputs& inputs, Outputs* outputs, const PlanRunOptions& o
     ran_on = ctx.ran_on();
   } else {
     OpContext ctx(*p.op, inputs, p.attrs, ro, outputs);
+    ctx.use_workspace(&p.workspace);
     s = guarded(ctx, [&] { return p.fn(ctx); });
     ran_on = ctx.ran_on();
   }

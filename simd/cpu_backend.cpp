@@ -42,16 +42,15 @@ struct Buffer {
 };
 constexpr int kSlots = 8;
 thread_local Buffer t_slots[kSlots];
-thread_local Buffer t_zeros;
+std::atomic<uint64_t> g_fallbacks{0};
 
-void grow(Buffer& b, size_t bytes, bool zero) {
+void grow(Buffer& b, size_t bytes) {
   if (bytes <= b.bytes && b.data) return;
   size_t size = b.bytes ? b.bytes : 4096;
   while (size < bytes) size *= 2;
   size = (size + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, size);
   if (!p) std::abort();  // kernels cannot fail: workspaces are small (filter/tile sized)
-  if (zero) std::memset(p, 0, size);
   b.data.reset(p);
   b.bytes = size;
 }
@@ -59,14 +58,12 @@ void grow(Buffer& b, size_t bytes, bool zero) {
 
 void* workspace(int slot, size_t bytes) {
   Buffer& b = t_slots[slot];
-  grow(b, bytes, false);
+  grow(b, bytes);
   return b.data.get();
 }
 
-const void* zeros(size_t bytes) {
-  grow(t_zeros, bytes, true);
-  return t_zeros.data.get();
-}
+void note_workspace_fallback() { g_fallbacks.fetch_add(1, std::memory_order_relaxed); }
+uint64_t workspace_fallbacks() { return g_fallbacks.load(std::memory_order_relaxed); }
 
 // ---------------------------------------------------------------- ISA selection
 namespace {
@@ -246,6 +243,20 @@ class CpuBackend final : public Backend {
   }
 
   std::string isa_for(const KernelQuery&) override { return simd::isa_name(simd::cpu_isa()); }
+
+  // The driver's <stem>_workspace for these params at q.threads (shared + threads x per-thread).
+  size_t workspace_size(const KernelQuery& q) override {
+    const auto sizes = [&](const auto& k) -> size_t {
+      switch (q.kernel) {
+#define GRADRT_CPU_WS(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES) \
+  case Kernel::STEM: return k.STEM##_workspace(q.threads, tuning(), q.params_as<P>());
+        GRADRT_KERNELS(GRADRT_CPU_WS, float)
+#undef GRADRT_CPU_WS
+      }
+      return 0;
+    };
+    return q.dtype == DType::float64 ? sizes(kt().f64) : sizes(kt().f32);
+  }
 
 #define GRADRT_CPU_FORWARD(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES)     \
   Status STEM(const Exec& e, const P& p, GRADRT_UNPACK ARGS) override { \

@@ -27,7 +27,7 @@ Status run_bias_add(OpContext& ctx) {
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
     return run_binary<T>(ctx, {Kernel::bias_add, l.elements, {x, l.elements, l.cf_ptr()}, {bias, p.channels},
-                               {y, l.cf_ptr()}},
+                               {y, l.cf_ptr()}, &p},
                          [&](Backend* be, const T* in, const T* b, T* out) {
                            return be->bias_add(ctx.exec(), p, in, b, out);
                          });

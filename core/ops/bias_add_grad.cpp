@@ -24,7 +24,7 @@ Status run_bias_add_grad(OpContext& ctx) {
   const BiasParams p = l.p;
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
-    const BinaryCall call{Kernel::bias_add_grad, l.elements, {dy, l.elements, l.cf_ptr()}, {nullptr, 0}, {db}};
+    const BinaryCall call{Kernel::bias_add_grad, l.elements, {dy, l.elements, l.cf_ptr()}, {nullptr, 0}, {db}, &p};
     return run_binary<T>(ctx, call, [&](Backend* be, const T* g, const T*, T* out) {
       return be->bias_add_grad(ctx.exec(), p, g, out);
     });

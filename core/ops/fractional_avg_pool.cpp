@@ -22,7 +22,7 @@ Status pool(OpContext& ctx, const FracPoolParams& p, const TensorView& value, Te
   Scratch<T> sx, sy;
   const T* x = ctx.load<T>(value, p.batch * p.in_h * p.in_w * p.channels, &sx);
   T* out = ctx.output_buffer<T>(y, &sy);
-  Status s = ctx.run_kernel(Kernel::fractional_avg_pool, y->num_elements(),
+  Status s = ctx.run_kernel(Kernel::fractional_avg_pool, y->num_elements(), &p,
                             [&](Backend* be) { return be->fractional_avg_pool(ctx.exec(), p, x, out); });
   if (s.ok()) ctx.store<T>(out, y);
   return s;

@@ -88,7 +88,7 @@ Status run_fractional_avg_pool_grad(OpContext& ctx) {
     Scratch<T> sdy, sdx;
     const T* g = ctx.load<T>(*dy, dy_n, &sdy);
     T* out = ctx.output_buffer<T>(dx, &sdx);
-    Status st = ctx.run_kernel(Kernel::fractional_avg_pool_grad, dx->num_elements(),
+    Status st = ctx.run_kernel(Kernel::fractional_avg_pool_grad, dx->num_elements(), &p,
                                [&](Backend* be) { return be->fractional_avg_pool_grad(ctx.exec(), p, g, out); });
     if (st.ok()) ctx.store<T>(out, dx);
     return st;

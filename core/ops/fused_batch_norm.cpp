@@ -28,8 +28,9 @@ Status forward(OpContext& ctx, const BatchNormParams& p, const BatchNormLayout& 
   const T* old_mean = need_running ? ctx.load<T>(*in.mean, C, &smean, nullptr, false) : nullptr;
   const T* old_var = need_running ? ctx.load<T>(*in.variance, C, &svar, nullptr, false) : nullptr;
 
-  // Stats and apply on one backend: the choice and thread count follow apply (same cost per element).
-  GRADRT_RETURN_IF_ERROR(ctx.run_kernel(Kernel::batch_norm_apply, l.rows * C, [&](Backend* be) {
+  // Stats and apply on one backend: the choice and thread count follow apply (same cost per
+  // element), and so does the workspace (a backend's batch_norm_apply size covers stats too).
+  GRADRT_RETURN_IF_ERROR(ctx.run_kernel(Kernel::batch_norm_apply, l.rows * C, &p, [&](Backend* be) {
     if (p.is_training) {
       Status st = be->batch_norm_stats(ctx.exec(), p, x, mean.data(), var.data());
       if (!st.ok()) return st;

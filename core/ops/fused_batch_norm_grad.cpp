@@ -27,7 +27,7 @@ Status batch_norm_grad_data(OpContext& ctx, const BatchNormParams& p, const Batc
     const T* mean = ctx.load<T>(*rs1, C, &smean, nullptr, false);
     const T* var = ctx.load<T>(*rs2, C, &svar, nullptr, false);
     T* out = ctx.output_buffer<T>(dx, &sdx, l.cf_ptr());
-    Status st = ctx.run_kernel(Kernel::fused_batch_norm_grad, l.rows * C, [&](Backend* be) {
+    Status st = ctx.run_kernel(Kernel::fused_batch_norm_grad, l.rows * C, &p, [&](Backend* be) {
       return be->fused_batch_norm_grad(ctx.exec(), p, g, in, sc, mean, var, out, sds.data(), sdo.data());
     });
     if (!st.ok()) return st;

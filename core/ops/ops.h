@@ -25,12 +25,13 @@ struct KernelOutput {
   const ChannelsFirst* cf = nullptr;
 };
 // A two-input kernel call: which kernel (for backend choice and the thread cost model),
-// its work estimate, and its operands. A one-input kernel leaves b as {nullptr, 0}.
+// its work estimate, its operands and its params. A one-input kernel leaves b as {nullptr, 0}.
 struct BinaryCall {
   Kernel kernel;
   int64_t work;
   KernelInput a, b;
   KernelOutput out;
+  const void* params;  // the kernel's params struct (sizes its workspace)
 };
 
 // Runs a kernel `out = kernel(backend, a, b, out)` in compute type T: loads both
@@ -46,7 +47,7 @@ Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
   const T* pa = load(c.a, &sa);
   const T* pb = c.b.t ? load(c.b, &sb) : nullptr;  // an absent second input (BiasAddGrad)
   T* po = ctx.output_buffer<T>(c.out.t, &so, c.out.cf);
-  Status s = ctx.run_kernel(c.kernel, c.work, [&](Backend* be) { return kernel(be, pa, pb, po); });
+  Status s = ctx.run_kernel(c.kernel, c.work, c.params, [&](Backend* be) { return kernel(be, pa, pb, po); });
   if (s.ok()) ctx.store<T>(po, c.out.t, c.out.cf);
   return s;
 }
@@ -172,7 +173,7 @@ inline Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& 
   const BinaryCall call{which, conv_work(p, c.depthwise),
                         {&c.a.t, count(c.a.role), layout(c.a.role), c.a.role == ConvRole::kW},
                         {&c.b.t, count(c.b.role), layout(c.b.role), c.b.role == ConvRole::kW},
-                        {c.out.t, layout(c.out.role)}};
+                        {c.out.t, layout(c.out.role)}, &p};
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
     return run_binary<T>(ctx, call, [&](Backend* be, const T* pa, const T* pb, T* po) {

@@ -136,7 +136,7 @@ Status run_pool_kernel(OpContext& ctx, Kernel which, const PoolSpec& spec, const
     const T* pdy = dy ? ctx.load<T>(*dy, p.y_elements(), &sdy, ly) : nullptr;
     const ChannelsFirst* lo = out_role == PoolRole::kX ? lx : ly;
     T* po = ctx.output_buffer<T>(out, &so, lo);
-    Status s = ctx.run_kernel(which, work, [&](Backend* be) -> Status {
+    Status s = ctx.run_kernel(which, work, &p, [&](Backend* be) -> Status {
       switch (which) {
         case Kernel::max_pool: return be->max_pool(ctx.exec(), p, px, po);
         case Kernel::max_pool_grad: return be->max_pool_grad(ctx.exec(), p, px, pdy, po);

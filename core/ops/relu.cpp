@@ -19,7 +19,7 @@ Status run_relu_kernel(OpContext& ctx, const TensorView* dy, const TensorView& x
   const ReluParams p{n, six};
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
-    const BinaryCall call{dy ? Kernel::relu_grad : Kernel::relu, n, {&x, n}, {dy, dy ? n : 0}, {out}};
+    const BinaryCall call{dy ? Kernel::relu_grad : Kernel::relu, n, {&x, n}, {dy, dy ? n : 0}, {out}, &p};
     return run_binary<T>(ctx, call, [&](Backend* be, const T* a, const T* g, T* y) {
       return g ? be->relu_grad(ctx.exec(), p, g, a, y) : be->relu(ctx.exec(), p, a, y);
     });

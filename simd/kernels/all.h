@@ -26,6 +26,17 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// A driver that takes scratch defines <stem>_workspace<T, Arch>(threads, tuning, params) next
+// to itself (the bytes its Arena takes: ScratchSize); the others take none. (The driver's
+// own overload is more specialised than this one and wins.)
+#define GRADRT_CPU_NO_WORKSPACE(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES) \
+  template <class T, class Arch, class... A>                        \
+  size_t STEM##_workspace(const A&...) {                            \
+    return 0;                                                       \
+  }
+GRADRT_KERNELS(GRADRT_CPU_NO_WORKSPACE, float)
+#undef GRADRT_CPU_NO_WORKSPACE
+
 template <class T, class Arch>
 KernelsT<T> make_kernels() {
   KernelsT<T> k;
@@ -36,6 +47,9 @@ KernelsT<T> make_kernels() {
       STEM<T, Arch>(e, tu, p, GRADRT_UNPACK NAMES);                                                   \
     else                                                                                             \
       STEM<T, Arch>(e, p, GRADRT_UNPACK NAMES);                                                       \
+  };                                                                                                 \
+  k.STEM##_workspace = [](int threads, const ConvTuning& tu, const P& p) -> size_t {                 \
+    return STEM##_workspace<T, Arch>(threads, tu, p);                                                \
   };
   GRADRT_KERNELS(GRADRT_CPU_FILL, T)
 #undef GRADRT_CPU_FILL

@@ -8,13 +8,20 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Scratch: C ones and C zeros.
+template <class T, class Arch>
+size_t bias_add_workspace(int, const ConvTuning&, const BiasParams& p) {
+  return ScratchSize{}.add(line_bytes<T>(p.channels)).add(line_bytes<T>(p.channels)).shared;
+}
+
 template <class T, class Arch>
 void bias_add(const Exec& exec, const BiasParams& p, const T* x, const T* bias, T* y) {
   const int64_t C = p.channels;
   if (p.rows == 0 || C == 0) return;
-  T* one = static_cast<T*>(workspace(0, sizeof(T) * C));
+  Arena scratch(exec);
+  T* one = scratch.take<T>(C);
   for (int64_t c = 0; c < C; ++c) one[c] = T(1);
-  bn_affine_rows<T, Arch>(exec, p.rows, C, x, static_cast<const T*>(zeros(sizeof(T) * C)), one, bias, y);
+  bn_affine_rows<T, Arch>(exec, p.rows, C, x, scratch.take_zeros<T>(C), one, bias, y);
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

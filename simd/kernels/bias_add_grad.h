@@ -11,12 +11,21 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+inline int64_t bias_grad_chunks(int64_t rows) { return nchunks(rows, reduction_grain(rows, 128, 256)); }
+
+// Scratch: one partial sum per chunk and channel.
+template <class T, class Arch>
+size_t bias_add_grad_workspace(int, const ConvTuning&, const BiasParams& p) {
+  return ScratchSize{}.add(line_bytes<T>(bias_grad_chunks(p.rows) * p.channels + 1)).shared;
+}
+
 template <class T, class Arch>
 void bias_add_grad(const Exec& exec, const BiasParams& p, const T* dy, T* dbias) {
   const int64_t R = p.rows, C = p.channels;
   if (C == 0) return;
-  const int64_t grain = reduction_grain(R, 128, 256), chunks = nchunks(R, grain);
-  T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * C + 1)));
+  const int64_t grain = reduction_grain(R, 128, 256), chunks = bias_grad_chunks(R);
+  Arena scratch(exec);
+  T* part = scratch.take<T>(chunks * C + 1);
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
     bn_row_sums<T, Arch>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr), BnSumX<T>{dy, C});
   });

@@ -1,10 +1,13 @@
 // What the cpu drivers (simd/kernels/<stem>.h) add to the micro-kernels' toolbox
-// (ukernels/vec.h): threads (par, par_guided), scratch memory (workspace, zeros) and the
+// (ukernels/vec.h): threads (par, par_guided), scratch memory (Arena, ThreadParts) and the
 // chunkings. A driver checks nothing and allocates nothing of its own (core has validated
 // and allocated the operands); it packs, takes scratch, splits the work over threads and
 // calls micro-kernels, which take every buffer as an argument.
 #pragma once
 
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -22,13 +25,125 @@ void parallel_chunks(const Exec& exec, int64_t n, int64_t grain, void* ctx,
 // parallel_for_guided(exec, n, min_grain, fn), likewise.
 void parallel_guided(const Exec& exec, int64_t n, int64_t min_grain, void* ctx,
                      void (*fn)(void* ctx, int64_t begin, int64_t end));
-// A thread-local, 64-byte aligned scratch buffer per slot, grown on demand and kept for
-// reuse (the only memory kernels obtain). Contents are unspecified. Slots let one kernel
-// hold several buffers at once; a pointer stays valid until the same thread asks the same
-// slot for more bytes.
+// A thread-local, 64-byte aligned scratch buffer per slot, grown on demand. Left for the wasm
+// hooks (simd/wasm/hooks.h) only: the drivers take their scratch from Exec::workspace (Arena).
 void* workspace(int slot, size_t bytes);
-// A zero-filled, read-only buffer of at least `bytes` (thread-local, grown on demand).
-const void* zeros(size_t bytes);
+// A driver call whose Exec::workspace was missing or smaller than its <stem>_workspace size
+// took memory of its own (counted for the tests: a plan's run never should).
+void note_workspace_fallback();
+uint64_t workspace_fallbacks();
+
+// Bytes of a buffer of n T rounded up to whole 64-byte lines: every Arena take starts on a line.
+template <class T>
+constexpr size_t line_bytes(int64_t n) {
+  return (size_t(n < 0 ? 0 : n) * sizeof(T) + 63) / 64 * 64;
+}
+
+// A driver's scratch for one call, carved in order from Exec::workspace (the plan's, sized by
+// the driver's <stem>_workspace for the same params and threads). Where the call brings too
+// little (a kernel called outside a plan, e.g. by a test), a take gets memory of its own,
+// freed with the Arena: nothing outlives the call. Contents are unspecified.
+class Arena {
+ public:
+  explicit Arena(const Exec& e) : Arena(e.workspace.data, e.workspace.bytes) {}
+  Arena(void* base, size_t bytes) : base_(static_cast<char*>(base)), cap_(base ? bytes : 0) {}
+  Arena(Arena&&) = default;
+  template <class T>
+  T* take(int64_t n) {
+    return static_cast<T*>(take_bytes(line_bytes<T>(n)));
+  }
+  // n zero T (read-only use: padding reads).
+  template <class T>
+  const T* take_zeros(int64_t n) {
+    T* z = take<T>(n);
+    std::memset(static_cast<void*>(z), 0, line_bytes<T>(n));
+    return z;
+  }
+  void* take_bytes(size_t bytes) {
+    bytes = (bytes + 63) / 64 * 64;
+    if (bytes == 0) bytes = 64;
+    if (cap_ - used_ >= bytes) {
+      void* p = base_ + used_;
+      used_ += bytes;
+      return p;
+    }
+    note_workspace_fallback();
+    void* p = std::aligned_alloc(64, bytes);
+    if (!p) std::abort();  // kernels cannot fail; a plan's run never gets here
+    own_.emplace_back(p);
+    return p;
+  }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  char* base_;
+  size_t cap_, used_ = 0;
+  std::vector<std::unique_ptr<void, Free>> own_;
+};
+
+// What a driver's call takes (its <stem>_workspace): shared buffers, plus one part per thread
+// for buffers each thread fills on its own (ThreadParts). The total is
+// shared + threads x per_thread.
+struct ScratchSize {
+  size_t shared = 0, per_thread = 0;
+  // Bytes of one buffer (line_bytes<T>(n)): shared, or in each thread's part.
+  ScratchSize& add(size_t bytes) {
+    shared += bytes;
+    return *this;
+  }
+  ScratchSize& add_per_thread(size_t bytes) {
+    per_thread += bytes;
+    return *this;
+  }
+  size_t total(int threads) const { return shared + size_t(threads < 1 ? 1 : threads) * per_thread; }
+};
+
+// One part of `part_bytes` per thread of a parallel loop, taken from the call's Arena before
+// the loop: mine() hands each calling thread its own part (the same one on each of its
+// chunks, so a thread may keep data there across chunks, e.g. its private copy of packed
+// panels); *first says whether this is the thread's first chunk of the call. The first
+// `threads` threads get the Arena's parts; a thread beyond (an executor that ran more) gets
+// memory the ThreadParts owns. Owned by the call: no state outlives it.
+class ThreadParts {
+ public:
+  ThreadParts(Arena& arena, size_t part_bytes, int threads)
+      : part_((part_bytes + 63) / 64 * 64), threads_(threads < 1 ? 1 : threads),
+        base_(static_cast<char*>(arena.take_bytes(part_ * size_t(threads_)))) {
+    seen_.reserve(size_t(threads_));
+  }
+  // The calling thread's part, as an Arena over it (take the same buffers in the same order
+  // on every chunk).
+  Arena mine(bool* first = nullptr) {
+    const std::thread::id me = std::this_thread::get_id();
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t i = 0;
+    while (i < seen_.size() && seen_[i] != me) ++i;
+    if (first) *first = i == seen_.size();
+    if (i == seen_.size()) seen_.push_back(me);
+    if (i < size_t(threads_)) return Arena(base_ + i * part_, part_);
+    while (extra_.size() <= i - size_t(threads_)) extra_.emplace_back(arena_part());
+    return Arena(extra_[i - size_t(threads_)].get(), part_);
+  }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  void* arena_part() {
+    note_workspace_fallback();
+    void* p = std::aligned_alloc(64, part_ ? part_ : 64);
+    if (!p) std::abort();
+    return p;
+  }
+  size_t part_;
+  int threads_;
+  char* base_;
+  std::mutex mutex_;
+  std::vector<std::thread::id> seen_;
+  std::vector<std::unique_ptr<void, Free>> extra_;
+};
 
 }  // namespace gradrt::simd
 
@@ -81,26 +196,6 @@ void with_gemm_tile(GemmTile want, F&& f) {
     return f.template operator()<U.gemm[0].rows, U.gemm[0].vectors>();
   }
 }
-
-// Which threads have run a call's one-time per-thread step (a private copy of packed
-// weights): first() is true once per calling thread. Owned by the call (a local), so no state
-// outlives it; at most `threads` threads ask, a few times each.
-class FirstPerThread {
- public:
-  explicit FirstPerThread(int threads) { seen_.reserve(size_t(imax(threads, 1))); }
-  bool first() {
-    const std::thread::id me = std::this_thread::get_id();
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const std::thread::id& id : seen_)
-      if (id == me) return false;
-    seen_.push_back(me);
-    return true;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::thread::id> seen_;
-};
 
 // Fixed row chunking for reductions over rows: depends only on `rows` (never on threads),
 // at least `min_rows` rows per chunk and at most `max_chunks` chunks, so the partial sums

@@ -11,6 +11,19 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Scratch with tile MR x NR: the packed filter and a zero row (shared); per thread, a tile's
+// offsets and row pointers per tap.
+template <class T>
+ScratchSize conv2d_scratch(const ConvParams& p, int64_t MR, int64_t NR) {
+  const int64_t taps = p.filter_h * p.filter_w, ocg = p.out_c / imax(1, p.groups), np = (ocg + NR - 1) / NR;
+  return ScratchSize{}
+      .add(line_bytes<T>(p.groups * np * taps * p.filter_in_c * NR + 1))
+      .add(line_bytes<T>(p.filter_in_c + 1))
+      .add_per_thread(line_bytes<int64_t>(taps * MR))
+      .add_per_thread(line_bytes<const T*>(taps * MR))
+      .add_per_thread(line_bytes<const T*>(taps + 1));
+}
+
 // With the GEMM tile MR x NRV vectors.
 template <class T, class Arch, int MR_, int NRV>
 void conv2d_tiled(const Exec& exec, const ConvParams& p, const T* x, const T* w, T* y) {
@@ -23,7 +36,10 @@ void conv2d_tiled(const Exec& exec, const ConvParams& p, const T* x, const T* w,
 
   // bpack[g][j][t][f][NR] = w[t][f][g*ocg + j*NR + (0..NR)], zero past ocg.
   const int64_t panel = taps * fic * NR;
-  T* bpack = static_cast<T*>(workspace(0, sizeof(T) * (groups * np * panel + 1)));
+  Arena scratch(exec);  // sizes: conv2d_scratch
+  T* bpack = scratch.take<T>(groups * np * panel + 1);
+  const T* zero = scratch.take_zeros<T>(fic + 1);
+  ThreadParts parts(scratch, conv2d_scratch<T>(p, MR, NR).per_thread, exec.threads);
   par(exec, groups * np * taps, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t g = b / (np * taps), j = (b / taps) % np, t = b % taps;
@@ -35,10 +51,10 @@ void conv2d_tiled(const Exec& exec, const ConvParams& p, const T* x, const T* w,
   const int64_t tiles = (npix + MR - 1) / MR;
   par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
     // Per tile: off[t*MR + i] = x offset of pixel i under tap t, or -1 for padding.
-    int64_t* off = static_cast<int64_t*>(workspace(1, sizeof(int64_t) * taps * MR));
-    const T** a = static_cast<const T**>(workspace(2, sizeof(T*) * taps * MR));
-    const T** b = static_cast<const T**>(workspace(3, sizeof(T*) * (taps + 1)));
-    const T* zero = static_cast<const T*>(zeros(sizeof(T) * (fic + 1)));
+    Arena mine = parts.mine();
+    int64_t* off = mine.take<int64_t>(taps * MR);
+    const T** a = mine.take<const T*>(taps * MR);
+    const T** b = mine.take<const T*>(taps + 1);
     for (int64_t tile = t0; tile < t1; ++tile) {
       const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
       T* c[MR];
@@ -77,6 +93,15 @@ void conv2d_tiled(const Exec& exec, const ConvParams& p, const T* x, const T* w,
       }
     }
   });
+}
+
+template <class T, class Arch>
+size_t conv2d_workspace(int threads, const ConvTuning& tuning, const ConvParams& p) {
+  size_t bytes = 0;
+  with_gemm_tile<kTiles>(tuning.conv2d, [&]<int MR, int NRV>() {
+    bytes = conv2d_scratch<T>(p, MR, Gemm<T, Arch, MR, NRV>::NR).total(threads);
+  });
+  return bytes;
 }
 
 template <class T, class Arch>

@@ -18,6 +18,23 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Scratch with tile MR x NR and K chunk KC: the row tiles' table where more than 64 and a
+// zero row (shared); per thread, dy panels, the A pointers, packed tail tiles, a tap's pixel
+// table and the chunk's pixel offsets and positions.
+template <class T>
+ScratchSize conv2d_backprop_filter_scratch(int64_t fic, int64_t np, int64_t MR, int64_t NR, int64_t KC) {
+  const int64_t max_tiles = fic / rows_c(int(MR)) + 2;
+  return ScratchSize{}
+      .add(line_bytes<int64_t>(max_tiles > 64 ? 3 * max_tiles : 0))
+      .add(line_bytes<T>(fic + MR + 1))
+      .add_per_thread(line_bytes<T>(KC * NR * np))
+      .add_per_thread(line_bytes<const T*>(KC))
+      .add_per_thread(line_bytes<T>(KC * MR))
+      .add_per_thread(line_bytes<const T*>(KC))
+      .add_per_thread(line_bytes<int64_t>(KC))
+      .add_per_thread(line_bytes<int64_t>(3 * KC));
+}
+
 // With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants) and the K chunks of
 // `tuning`.
 template <class T, class Arch, int MR_, int NRV>
@@ -50,6 +67,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   // that e.g. fic = 64 with MR = 12 runs 4x12 + 2x8 with no wasted rows. A remainder that
   // matches none is padded (its A rows packed with zeros).
   constexpr int MB = rows_b(MR_), MC = rows_c(MR_);
+  Arena scratch(exec);  // sizes: conv2d_backprop_filter_scratch
   int64_t tile_f0[64], tile_mr[64], tile_kind[64];  // kind: 0 -> MR, 1 -> MB, 2 -> MC
   int64_t ftiles = 0;
   int64_t* tf0 = tile_f0;
@@ -58,7 +76,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   {
     const int64_t max_tiles = fic / MC + 2;
     if (max_tiles > 64) {
-      int64_t* ws = static_cast<int64_t*>(workspace(0, sizeof(int64_t) * 3 * max_tiles));
+      int64_t* ws = scratch.take<int64_t>(3 * max_tiles);
       tf0 = ws;
       tmr = ws + max_tiles;
       tkind = ws + 2 * max_tiles;
@@ -96,15 +114,17 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   const int64_t nb = exec.threads > 1 && ocg > 16 * taps ? imin(np, exec.threads) : 1;
   const int64_t npb = (np + nb - 1) / nb;  // panels per block (the last may have fewer)
   const int64_t items = groups * nb * taps * ftiles;
+  // Padding pixels point here; read at offsets f0 + i < fic + MR.
+  const T* zero = scratch.take_zeros<T>(fic + MR + 1);
+  ThreadParts parts(scratch, conv2d_backprop_filter_scratch<T>(fic, np, MR, NR, KC).per_thread, exec.threads);
   par(exec, items, balance_grain(exec, items, 1), [&](int64_t i0, int64_t i1) {
-    T* bpack = static_cast<T*>(workspace(1, sizeof(T) * KC * NR * np));
-    const T** a = static_cast<const T**>(workspace(2, sizeof(T*) * KC));
-    T* apack = static_cast<T*>(workspace(3, sizeof(T) * KC * MR));  // tail tiles: [k][MR]
-    // Padding pixels point here; read at offsets f0 + i < fic + MR.
-    const T* zero = static_cast<const T*>(zeros(sizeof(T) * (fic + MR + 1)));
-    const T** ptab = static_cast<const T**>(workspace(6, sizeof(T*) * KC));  // per tap: x pixel or zero
-    int64_t* off = static_cast<int64_t*>(workspace(4, sizeof(int64_t) * KC));
-    int64_t* pix = static_cast<int64_t*>(workspace(5, sizeof(int64_t) * 3 * KC));
+    Arena mine = parts.mine();
+    T* bpack = mine.take<T>(KC * NR * np);
+    const T** a = mine.take<const T*>(KC);
+    T* apack = mine.take<T>(KC * MR);  // tail tiles: [k][MR]
+    const T** ptab = mine.take<const T*>(KC);  // per tap: x pixel or zero
+    int64_t* off = mine.take<int64_t>(KC);
+    int64_t* pix = mine.take<int64_t>(3 * KC);
     // Locals, not p.*: the int64 stores into off/pix may alias the params (all int64), and
     // GCC reloaded them on every iteration.
     const int64_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, out_h = p.out_h, out_w = p.out_w;
@@ -186,6 +206,19 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
       }
     }
   });
+}
+
+// Keep in step with the takes above (the test "cpu workspace" fails on any shortfall).
+template <class T, class Arch>
+size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, const ConvParams& p) {
+  size_t bytes = 0;
+  with_gemm_tile<kTiles>(tuning.backprop_filter, [&]<int MR, int NRV>() {
+    constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
+    const int64_t np = (p.out_c / imax(1, p.groups) + NR - 1) / NR;
+    const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
+    bytes = conv2d_backprop_filter_scratch<T>(p.filter_in_c, np, MR, NR, KC).total(threads);
+  });
+  return bytes;
 }
 
 template <class T, class Arch>

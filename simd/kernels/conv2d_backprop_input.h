@@ -22,6 +22,23 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Scratch with tile MR x NR: the phase classes' tap lists, a zero row and the packed filter
+// (shared, or one copy per thread: `private_panels`); per thread, the tile's row/column
+// validity and its A/B pointers for at most every tap.
+template <class T>
+ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64_t NR, bool private_panels) {
+  const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, ocg = p.out_c / imax(1, p.groups);
+  const int64_t np = (fic + NR - 1) / NR, ncls = imin(p.stride_h, p.in_h) * imin(p.stride_w, p.in_w);
+  const int64_t panels = p.groups * np * taps * ocg * NR + 1;
+  ScratchSize s;
+  s.add(line_bytes<int64_t>(ncls * (7 + 2 * (p.filter_h + p.filter_w)) + p.filter_w + 1)).add(line_bytes<T>(ocg + 1));
+  if (private_panels) s.add_per_thread(line_bytes<T>(panels));
+  else s.add(line_bytes<T>(panels));
+  return s.add_per_thread(line_bytes<int32_t>(MR * (p.filter_h + p.filter_w) + 1))
+      .add_per_thread(line_bytes<const T*>((taps + 1) * MR))
+      .add_per_thread(line_bytes<const T*>(taps + 1));
+}
+
 // With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants for remainders).
 template <class T, class Arch, int MR_, int NRV>
 void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, const T* w, const T* dy, T* dx) {
@@ -39,7 +56,8 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, const T*
   // kxs, dv (fw each). du[u] = (py + pt - kys[u]*dh) / sh exactly, likewise dv.
   const int64_t cy = imin(p.stride_h, p.in_h), cx = imin(p.stride_w, p.in_w), ncls = cy * cx;
   const int64_t fh = p.filter_h, fw = p.filter_w, CL = 7 + 2 * (fh + fw);
-  int64_t* cls = static_cast<int64_t*>(workspace(4, sizeof(int64_t) * (ncls * CL + fw + 1)));
+  Arena scratch(exec);  // sizes: conv2d_backprop_input_scratch
+  int64_t* cls = scratch.take<int64_t>(ncls * CL + fw + 1);
   // Merged kx taps (dilation_w 1, one group): the valid kx of a class are kx = r, r + sw,
   // r + 2sw, ... with dy columns ox = b + dv[v], dv falling by exactly 1 per tap, so in
   // reverse kx order they are consecutive dy pixels, and (whole pixels: one group) their
@@ -104,15 +122,16 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, const T*
         for (int64_t q = 0; q < ob; ++q) dst[(o0 + q) * NR + cc] = T(0);
     }
   };
-  auto run_tiles = [&](const T* bpack, int64_t t0, int64_t t1) {
+  const T* zero = scratch.take_zeros<T>(ocg + 1);
+  // mine: the calling thread's part (ThreadParts below), past its private panels if any.
+  auto run_tiles = [&](Arena& mine, const T* bpack, int64_t t0, int64_t t1) {
     // ok_r[u*MR + i]: pixel row i has dy row a_i + du[u]; ok_c likewise for columns. Tap-major,
     // so that the per-tap loop over i below vectorizes. int32, not bytes: byte stores may
     // alias anything and made GCC reload every param.
-    int32_t* ok_r = static_cast<int32_t*>(workspace(1, sizeof(int32_t) * (MR * (fh + fw) + 1)));
+    int32_t* ok_r = mine.take<int32_t>(MR * (fh + fw) + 1);
     int32_t* ok_c = ok_r + MR * fh;
-    const T** a = static_cast<const T**>(workspace(2, sizeof(T*) * (max_ctaps + 1) * MR));
-    const T** b = static_cast<const T**>(workspace(3, sizeof(T*) * (max_ctaps + 1)));
-    const T* zero = static_cast<const T*>(zeros(sizeof(T) * (ocg + 1)));
+    const T** a = mine.take<const T*>((max_ctaps + 1) * MR);
+    const T** b = mine.take<const T*>(max_ctaps + 1);
     int64_t pix_off[MR];  // dy offset of (n, a, b) itself (may lie outside dy: only offsets)
     const int64_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, out_h = p.out_h, out_w = p.out_w,
                   out_c = p.out_c, sh = p.stride_h, sw = p.stride_w;
@@ -232,25 +251,48 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, const T*
   const int64_t nblocks = groups * np * taps, threads = exec.threads;
   const double flops = 2.0 * double(p.x_elements()) * double(taps * ocg);
   const bool priv = threads <= 2 || double(groups * np * panel) * double(threads) * 4000.0 <= flops;
+  const ScratchSize sizes = conv2d_backprop_input_scratch<T>(p, MR, NR, priv && threads > 1);
   if (priv && threads > 1) {
-    // A thread packs into its own workspace on its first chunk of this call; `packed` (owned
-    // by this call) records which threads have.
-    FirstPerThread packed(threads);
+    // A thread packs into its own part (the same on each of its chunks) on its first chunk of
+    // this call; `parts` (owned by this call) records which threads have.
+    ThreadParts parts(scratch, sizes.per_thread, int(threads));
     par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
-      T* bp = static_cast<T*>(workspace(0, size_t(pack_bytes)));
-      if (packed.first())
+      bool first = false;
+      Arena mine = parts.mine(&first);
+      T* bp = static_cast<T*>(mine.take_bytes(size_t(pack_bytes)));
+      if (first)
         for (int64_t b = 0; b < nblocks; ++b) pack(bp, b);
-      run_tiles(bp, t0, t1);
+      run_tiles(mine, bp, t0, t1);
     });
     return;
   }
-  T* bpack = static_cast<T*>(workspace(0, size_t(pack_bytes)));
+  T* bpack = static_cast<T*>(scratch.take_bytes(size_t(pack_bytes)));
+  ThreadParts parts(scratch, sizes.per_thread, int(threads));
   par(exec, nblocks, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) pack(bpack, b);
   });
   // Guided chunks down to one tile (a few microseconds): with 4 fixed chunks per thread the
   // last chunk left one thread idle for up to a quarter of a small op.
-  par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) { run_tiles(bpack, t0, t1); });
+  par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
+    Arena mine = parts.mine();
+    run_tiles(mine, bpack, t0, t1);
+  });
+}
+
+// Keep in step with the takes above (the test "cpu workspace" fails on any shortfall); the
+// private-panel rule is the driver's.
+template <class T, class Arch>
+size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, const ConvParams& p) {
+  size_t bytes = 0;
+  with_gemm_tile<kTiles>(tuning.backprop_input, [&]<int MR, int NRV>() {
+    constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
+    const int64_t taps = p.filter_h * p.filter_w, ocg = p.out_c / imax(1, p.groups);
+    const int64_t panel = taps * ocg * NR, np = (p.filter_in_c + NR - 1) / NR;
+    const double flops = 2.0 * double(p.x_elements()) * double(taps * ocg);
+    const bool priv = threads <= 2 || double(p.groups * np * panel) * double(threads) * 4000.0 <= flops;
+    bytes = conv2d_backprop_input_scratch<T>(p, MR, NR, priv && threads > 1).total(threads);
+  });
+  return bytes;
 }
 
 template <class T, class Arch>

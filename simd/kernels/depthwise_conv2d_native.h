@@ -10,14 +10,22 @@
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
 template <class T, class Arch>
+size_t depthwise_conv2d_native_workspace(int threads, const ConvTuning&, const ConvParams& p) {
+  return dw_tap_tables<T>(p.filter_h * p.filter_w).total(threads);
+}
+
+template <class T, class Arch>
 void depthwise_conv2d_native(const Exec& exec, const ConvParams& p, const T* x, const T* w, T* y) {
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
   const int64_t rows = p.batch * p.out_h;
   if (rows == 0 || p.out_w == 0 || OC == 0) return;
+  Arena scratch(exec);
+  ThreadParts parts(scratch, dw_tap_tables<T>(taps).per_thread, exec.threads);
   par_guided(exec, rows, 1, [&](int64_t r0, int64_t r1) {
-    const T** src = static_cast<const T**>(workspace(1, sizeof(T*) * 2 * (taps + 1)));
+    Arena mine = parts.mine();
+    const T** src = mine.take<const T*>(2 * (taps + 1));
     const T** wt = src + taps + 1;
-    int64_t* off = static_cast<int64_t*>(workspace(2, sizeof(int64_t) * (taps + 1)));
+    int64_t* off = mine.take<int64_t>(taps + 1);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / p.out_h, oy = r % p.out_h;
       int64_t nt = 0;  // taps whose row iy is inside x; column validity is dw_row's business

@@ -81,7 +81,8 @@ void dwf_combine(const Exec& exec, const T* part, int64_t chunks, int64_t nw, T*
 //   of the first pass's misses alone (L2-resident 28x28x144: 20.0 us vs 18.0 us all-L1).
 // - C as a compile-time constant (immediate load offsets): -2.4 us only.
 template <class T, class Arch>
-const T* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const T* x, const T* dy, int64_t* chunks_out) {
+const T* dwf_wasm_chunks(const Exec& exec, Arena& scratch, const ConvParams& p, const T* x, const T* dy,
+                         int64_t* chunks_out) {
   using Wasm = WasmKernels<T, Arch>;
   constexpr int64_t kRows = Wasm::kFilterRows, kL1 = Wasm::kL1Bytes;
   const int64_t C = p.in_c, W = p.in_w, OW = p.out_w;
@@ -93,7 +94,7 @@ const T* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const T* x, cons
   const int64_t grain = reduction_grain(rows, 2, 16), chunks = nchunks(rows, grain);
   const int64_t S = p.stride_w;
   // The chunk partials, then per chunk the running sums of dwf_wasm.
-  T* part = static_cast<T*>(workspace(0, sizeof(T) * (2 * chunks * nw + 1)));
+  T* part = scratch.take<T>(2 * chunks * nw + 1);
   const int64_t xrs = p.stride_h * W * C, dys = OW * C;
   // Rows per part (dwf_wasm): one 8-channel pass over n rows reads (n-1)*stride_h + 3 x rows
   // and n dy rows, min(64, 4C) bytes (its line) per pixel; the next 8 channels (same lines)
@@ -141,11 +142,11 @@ const T* dwf_wasm_chunks(const Exec& exec, const ConvParams& p, const T* x, cons
 // own L2 from one call to the next, and no x line is fetched by both cores.
 // Returns false (nothing done) if the shape is not one of these.
 template <class T, class Arch>
-bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy, T* dw) {
+bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, const T* x, const T* dy, T* dw) {
   // WASM (float): the row chunks of dwf_wasm_chunks, combined here.
   if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
     int64_t chunks = 0;
-    const T* part = dwf_wasm_chunks<T, Arch>(exec, p, x, dy, &chunks);
+    const T* part = dwf_wasm_chunks<T, Arch>(exec, scratch, p, x, dy, &chunks);
     if (part == nullptr) return false;
     dwf_combine<T, Arch>(exec, part, chunks, 9 * p.in_c, dw);
     return true;
@@ -167,7 +168,7 @@ bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy,
   const int64_t S = p.stride_w;
   const int64_t j_lo = imin(p.out_w, (p.pad_left + S - 1) / S);
   const int64_t j_hi = imax(j_lo, imin(p.out_w, floordiv(p.in_w - 3 + p.pad_left, S) + 1));
-  T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * nw + 1)));
+  T* part = scratch.take<T>(chunks * nw + 1);
   // Prefetch (see dwf_chunk3) when x and dy are well past the L2s (a fixed size, not the
   // machine's: on cache-resident data the prefetches only cost).
   const bool big = (p.x_elements() + rows * p.out_w * C) * int64_t(sizeof(T)) > (int64_t(8) << 20);
@@ -202,6 +203,32 @@ bool dwf_chunked(const Exec& exec, const ConvParams& p, const T* x, const T* dy,
   return true;
 }
 
+// A thread's tap tables of the general path: x rows, dw rows, column offsets.
+template <class T>
+ScratchSize dwf_tap_tables(int64_t taps) {
+  return ScratchSize{}
+      .add_per_thread(line_bytes<const T*>(taps + 1))
+      .add_per_thread(line_bytes<T*>(taps + 1))
+      .add_per_thread(line_bytes<int64_t>(taps + 1));
+}
+
+// The largest of the three paths' scratch (they start at the same place; one runs): the
+// general path's chunk partials and tap tables, the dwf_chunked path's at most 64 chunk
+// partials of 9C (3x3, M == 1), WASM's two sets of at most 16.
+template <class T, class Arch>
+size_t depthwise_conv2d_native_backprop_filter_workspace(int threads, const ConvTuning&, const ConvParams& p) {
+  const int64_t taps = p.filter_h * p.filter_w, nw = taps * p.in_c * p.depth_multiplier;
+  const int64_t rows = p.batch * p.out_h, chunks16 = nchunks(rows, reduction_grain(rows, 2, 16));
+  ScratchSize general = dwf_tap_tables<T>(taps);
+  general.add(line_bytes<T>(chunks16 * nw + 1));
+  size_t bytes = general.total(threads);
+  if (p.depth_multiplier == 1 && taps == 9) {
+    bytes = size_t(imax(int64_t(bytes), int64_t(line_bytes<T>(imin(64, rows) * nw + 1))));
+    if constexpr (kTiles.wasm) bytes = size_t(imax(int64_t(bytes), int64_t(line_bytes<T>(2 * chunks16 * nw + 1))));
+  }
+  return bytes;
+}
+
 template <class T, class Arch>
 void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams& p, const T* x,
                                              const T* dy, T* dw) {
@@ -210,19 +237,22 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams&
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
   const int64_t nw = taps * OC;
   if (nw == 0) return;
-  if (dwf_chunked<T, Arch>(exec, p, x, dy, dw)) return;
+  Arena scratch(exec);
+  if (dwf_chunked<T, Arch>(exec, scratch, p, x, dy, dw)) return;
   const int64_t rows = p.batch * p.out_h;
   // At most 16 chunks of >= 2 rows: an even split for 2 threads at batch 1 (e.g. 28 rows:
   // 14 chunks of 2) and few partials to combine; fixed by the row count alone.
   const int64_t grain = reduction_grain(rows, 2, 16);
   const int64_t chunks = nchunks(rows, grain);
-  T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * nw + 1)));
+  T* part = scratch.take<T>(chunks * nw + 1);
+  ThreadParts parts(scratch, dwf_tap_tables<T>(taps).per_thread, exec.threads);
   par(exec, rows, grain, [&](int64_t r0, int64_t r1) {
     T* acc_w = part + (r0 / grain) * nw;
     for (int64_t i = 0; i < nw; ++i) acc_w[i] = T(0);
-    const T** src = static_cast<const T**>(workspace(1, sizeof(T*) * (taps + 1)));
-    T** accp = static_cast<T**>(workspace(2, sizeof(T*) * (taps + 1)));
-    int64_t* off = static_cast<int64_t*>(workspace(3, sizeof(int64_t) * (taps + 1)));
+    Arena mine = parts.mine();
+    const T** src = mine.take<const T*>(taps + 1);
+    T** accp = mine.take<T*>(taps + 1);
+    int64_t* off = mine.take<int64_t>(taps + 1);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / p.out_h, oy = r % p.out_h;
       const T* dyrow = dy + r * p.out_w * OC;

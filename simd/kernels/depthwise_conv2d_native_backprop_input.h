@@ -42,6 +42,11 @@ int dwx2_filter_rows(const ConvParams& p, int64_t n, int64_t iy, const T* dy, co
 }
 
 template <class T, class Arch>
+size_t depthwise_conv2d_native_backprop_input_workspace(int threads, const ConvTuning&, const ConvParams& p) {
+  return dw_tap_tables<T>(p.filter_h * p.filter_w).total(threads);
+}
+
+template <class T, class Arch>
 void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& p, const T* w,
                                             const T* dy, T* dx) {
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
@@ -50,10 +55,13 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
   // One contiguous run of rows per thread (no reduction: the cut may depend on threads):
   // each thread writes the same part of dx and reads the same dy rows on every call, so at
   // batch 1 they stay in its own L2 instead of moving between cores' caches.
+  Arena scratch(exec);
+  ThreadParts parts(scratch, dw_tap_tables<T>(taps).per_thread, exec.threads);
   par(exec, rows, (rows + exec.threads - 1) / exec.threads, [&](int64_t r0, int64_t r1) {
-    const T** src = static_cast<const T**>(workspace(1, sizeof(T*) * 2 * (taps + 1)));
+    Arena mine = parts.mine();
+    const T** src = mine.take<const T*>(2 * (taps + 1));
     const T** wt = src + taps + 1;
-    int64_t* off = static_cast<int64_t*>(workspace(2, sizeof(int64_t) * (taps + 1)));
+    int64_t* off = mine.take<int64_t>(taps + 1);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / p.in_h, iy = r % p.in_h;
       // Columns in phase classes ix = px + j*sw: tap kx contributes when sw divides

@@ -12,9 +12,17 @@
 #include <type_traits>
 
 #include "../ukernels/depthwise_filter.h"
+#include "common.h"
 #include "../ukernels/depthwise_gather.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
+
+// A thread's tap tables of the depthwise forward and input-gradient rows: two pointers per tap
+// (input row, filter row) and a column offset per tap (+1 each: a terminator slot).
+template <class T>
+ScratchSize dw_tap_tables(int64_t taps) {
+  return ScratchSize{}.add_per_thread(line_bytes<const T*>(2 * (taps + 1))).add_per_thread(line_bytes<int64_t>(taps + 1));
+}
 
 // The grouped form of a tap table: group r reads row base[r] (already offset to the
 // group's lowest source pixel o_r, i.e. base[r] = src + o_r*C), and its k-th tap (source

@@ -11,12 +11,19 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Scratch: the cover ranges of every input row and column.
+template <class T, class Arch>
+size_t fractional_avg_pool_grad_workspace(int, const ConvTuning&, const FracPoolParams& p) {
+  return ScratchSize{}.add(line_bytes<int64_t>(2 * (p.in_h + p.in_w))).shared;
+}
+
 template <class T, class Arch>
 void fractional_avg_pool_grad(const Exec& exec, const FracPoolParams& p, const T* dy, T* dx) {
   const int64_t C = p.channels, rows = p.batch * p.in_h;
   if (rows == 0 || p.in_w == 0 || C == 0) return;
   // Cover ranges: rr[2*i], rr[2*i+1] for rows, cr[...] for columns.
-  int64_t* rr = static_cast<int64_t*>(workspace(0, sizeof(int64_t) * 2 * (p.in_h + p.in_w)));
+  Arena scratch(exec);
+  int64_t* rr = scratch.take<int64_t>(2 * (p.in_h + p.in_w));
   int64_t* cr = rr + 2 * p.in_h;
   for (int64_t i = 0, r = 0; i < p.in_h; ++i) {
     while (r < p.out_h && p.row_end(r) < i) ++r;  // first cell ending at or after i

@@ -23,7 +23,8 @@ void batch_norm_stats(const Exec& exec, const BatchNormParams& p, const T* x, T*
   const int64_t R = p.rows, C = p.channels;
   if (C == 0) return;
   const int64_t grain = bn_grain(R), chunks = nchunks(R, grain);
-  T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * C + 1)));
+  Arena scratch(exec);
+  T* part = scratch.take<T>(chunks * C + 1);
   const T inv_r = R > 0 ? T(1) / T(R) : T(0);
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
     bn_row_sums<T, Arch>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr), BnSumX<T>{x, C});
@@ -38,6 +39,12 @@ void batch_norm_stats(const Exec& exec, const BatchNormParams& p, const T* x, T*
   for (int64_t c = 0; c < C; ++c) variance[c] *= inv_r;
 }
 
+// Scratch: the chunk partials of one sum.
+template <class T, class Arch>
+size_t batch_norm_stats_workspace(int, const ConvTuning&, const BatchNormParams& p) {
+  return ScratchSize{}.add(line_bytes<T>(nchunks(p.rows, bn_grain(p.rows)) * p.channels + 1)).shared;
+}
+
 // y = (x - m) * k + o per channel, rows split across threads (no reduction).
 template <class T, class Arch>
 inline void bn_affine_rows(const Exec& exec, int64_t R, int64_t C, const T* x, const T* m, const T* k,
@@ -46,13 +53,23 @@ inline void bn_affine_rows(const Exec& exec, int64_t R, int64_t C, const T* x, c
       [&](int64_t r0, int64_t r1) { bn_affine<T, Arch>(r0, r1, C, x, m, k, o, y); });
 }
 
+// Scratch: C factors. FusedBatchNorm runs stats and then apply as one kernel call
+// (core/ops/fused_batch_norm.cpp), each taking from the start of the same workspace: apply's
+// size covers both.
+template <class T, class Arch>
+size_t batch_norm_apply_workspace(int threads, const ConvTuning& tu, const BatchNormParams& p) {
+  const size_t stats = batch_norm_stats_workspace<T, Arch>(threads, tu, p);
+  return stats > line_bytes<T>(p.channels) ? stats : line_bytes<T>(p.channels);
+}
+
 template <class T, class Arch>
 void batch_norm_apply(const Exec& exec, const BatchNormParams& p, const T* x, const T* scale,
                       const T* offset, const T* mean, const T* variance, T* y) {
   const int64_t R = p.rows, C = p.channels;
   if (C == 0 || R == 0) return;
   // TF's order: (x - mean) * (rsqrt(variance + eps) * scale) + offset.
-  T* k = static_cast<T*>(workspace(0, sizeof(T) * C));
+  Arena scratch(exec);
+  T* k = scratch.take<T>(C);
   for (int64_t c = 0; c < C; ++c) k[c] = T(1) / std::sqrt(variance[c] + T(p.epsilon)) * scale[c];
   bn_affine_rows<T, Arch>(exec, R, C, x, mean, k, offset, y);
 }

@@ -49,6 +49,14 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 constexpr int64_t kBnStreamBytes = int64_t{4} << 20;
 
 template <class T, class Arch>
+size_t fused_batch_norm_grad_workspace(int, const ConvTuning&, const BatchNormParams& p) {
+  return ScratchSize{}
+      .add(line_bytes<T>(nchunks(p.rows, bn_grain(p.rows)) * 2 * p.channels + 1))
+      .add(line_bytes<T>(4 * p.channels))
+      .shared;
+}
+
+template <class T, class Arch>
 void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* dy, const T* x,
                            const T* scale, const T* mean, const T* variance, T* dx, T* dscale,
                            T* doffset) {
@@ -57,9 +65,10 @@ void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* 
   const int64_t R = p.rows, C = p.channels;
   if (C == 0) return;
   const int64_t grain = bn_grain(R), chunks = nchunks(R, grain);
-  // part: [chunk][2][C]; k: k1, k2, k3, per channel.
-  T* part = static_cast<T*>(workspace(0, sizeof(T) * (chunks * 2 * C + 1)));
-  T* k = static_cast<T*>(workspace(1, sizeof(T) * 4 * C));
+  // part: [chunk][2][C]; k: k1, k2, k3, per channel (sizes: fused_batch_norm_grad_workspace).
+  Arena scratch(exec);
+  T* part = scratch.take<T>(chunks * 2 * C + 1);
+  T* k = scratch.take<T>(4 * C);
   T* sdyxc = k + 3 * C;
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
     T* s0 = part + (r0 / grain) * 2 * C;

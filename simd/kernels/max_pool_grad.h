@@ -15,6 +15,12 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Scratch: each window's argmax (y's size).
+template <class T, class Arch>
+size_t max_pool_grad_workspace(int, const ConvTuning&, const PoolParams& p) {
+  return ScratchSize{}.add(line_bytes<T>(p.y_elements())).shared;
+}
+
 template <class T, class Arch>
 void max_pool_grad(const Exec& exec, const PoolParams& p, const T* x, const T* dy, T* dx) {
   const int64_t cells = imin(p.window_h, p.in_h) * imin(p.window_w, p.in_w);
@@ -23,7 +29,8 @@ void max_pool_grad(const Exec& exec, const PoolParams& p, const T* x, const T* d
     ref::max_pool_grad<T>(p, x, dy, dx);
     return;
   }
-  T* idx = static_cast<T*>(workspace(0, sizeof(T) * static_cast<size_t>(p.y_elements())));
+  Arena scratch(exec);
+  T* idx = scratch.take<T>(p.y_elements());
   par_each(exec, p.batch * p.out_h, [&](int64_t q) { max_pool_row<T, Arch>(p, q, x, true, idx); });
   par_each(exec, p.batch * p.in_h, [&](int64_t q) { max_pool_grad_row<T, Arch>(p, q, idx, dy, dx); });
 }

@@ -11,10 +11,13 @@ namespace gradrt::simd {
 
 // One slot per kernel of the list (kernels.h); make_kernels (all.h) fills them. Every slot
 // takes the run-time GEMM choices (tiles.h ConvTuning); only the GEMM drivers read them.
+// <stem>_workspace: the scratch bytes the driver takes for these params on `threads`
+// threads (Backend::workspace_size; 0 for a driver that takes none).
 template <class T>
 struct KernelsT {
 #define GRADRT_CPU_SLOT(STEM, OP, P, NS, OFFLOAD, ARGS, NAMES) \
-  void (*STEM)(const Exec&, const ConvTuning&, const P&, GRADRT_UNPACK ARGS);
+  void (*STEM)(const Exec&, const ConvTuning&, const P&, GRADRT_UNPACK ARGS);   \
+  size_t (*STEM##_workspace)(int threads, const ConvTuning&, const P&);
   GRADRT_KERNELS(GRADRT_CPU_SLOT, T)
 #undef GRADRT_CPU_SLOT
 };
@@ -35,6 +38,9 @@ struct KernelTable {
   KernelsT<double> f64;
   GemmUkernel gemm[3 * kMaxGemmTiles];  // unused entries: tile {0, 0}
 };
+
+// Driver calls that took memory of their own for want of workspace (common.h Arena).
+uint64_t workspace_fallbacks();
 
 // The table of an ISA built into this binary (the scalar one for any other); cpu_backend.cpp.
 const KernelTable* kernel_table(Isa isa);
