@@ -35,7 +35,8 @@ void* host_alloc(size_t bytes) { return std::aligned_alloc(64, (bytes + 63) / 64
 bool passes_through(std::string_view op) {
   static const std::set<std::string, std::less<>> ops = {
       "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropInputV2", "Conv2DBackpropFilter", "Conv2DBackpropFilterV2",
-      "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter"};
+      "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
+      "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"};
   return ops.count(op) > 0;
 }
 
@@ -120,7 +121,8 @@ Status Sequence::record(std::string_view op, const std::map<std::string, const T
     impl_->status = Status(Code::InvalidArgument, where + why);
     return impl_->status;
   };
-  if (!passes_through(op)) return refuse("not one of the ops a sequence takes yet (the convolution ops)");
+  if (!passes_through(op))
+    return refuse("not one of the ops a sequence takes yet (the convolution ops and FusedBatchNormGrad)");
   if (auto it = attrs.find("data_format"); it != attrs.end() && it->second.s != "NHWC")
     return refuse("data_format must be NHWC on device tensors");
   if (attrs.count("T")) return refuse("attribute T is not taken on device tensors");

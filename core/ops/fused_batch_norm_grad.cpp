@@ -19,21 +19,24 @@ Status batch_norm_grad_data(OpContext& ctx, const BatchNormParams& p, const Batc
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
     const int64_t C = l.channels;
-    Scratch<T> sdy, sx, sscale, smean, svar, sdx;
-    std::vector<T> sds(C), sdo(C);
+    Scratch<T> sdy, sx, sscale, smean, svar, sdx, sds, sdo;
     const T* g = ctx.load<T>(*dy, l.rows * C, &sdy, l.cf_ptr());
     const T* in = ctx.load<T>(*x, l.rows * C, &sx, l.cf_ptr());
     const T* sc = ctx.load<T>(*scale, C, &sscale, nullptr, false);
     const T* mean = ctx.load<T>(*rs1, C, &smean, nullptr, false);
     const T* var = ctx.load<T>(*rs2, C, &svar, nullptr, false);
     T* out = ctx.output_buffer<T>(dx, &sdx, l.cf_ptr());
+    // The sums straight into the outputs when U == T (float32, float64: also a device tensor's
+    // key in a Sequence); else into scratch that store() converts (float16/bfloat16 x, U float32).
+    T* ds = ctx.output_buffer<T>(dscale, &sds, nullptr, false);
+    T* doff = ctx.output_buffer<T>(doffset, &sdo, nullptr, false);
     Status st = ctx.run_kernel(Kernel::fused_batch_norm_grad, l.rows * C, &p, [&](Backend* be) {
-      return be->fused_batch_norm_grad(ctx.exec(), p, g, in, sc, mean, var, out, sds.data(), sdo.data());
+      return be->fused_batch_norm_grad(ctx.exec(), p, g, in, sc, mean, var, out, ds, doff);
     });
     if (!st.ok()) return st;
     ctx.store<T>(out, dx, l.cf_ptr());
-    ctx.store<T>(sds.data(), dscale, nullptr, false);
-    ctx.store<T>(sdo.data(), doffset, nullptr, false);
+    ctx.store<T>(ds, dscale, nullptr, false);
+    ctx.store<T>(doff, doffset, nullptr, false);
     return Status::OK();
   });
 }
