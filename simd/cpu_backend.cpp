@@ -65,6 +65,42 @@ void* workspace(int slot, size_t bytes) {
 void note_workspace_fallback() { g_fallbacks.fetch_add(1, std::memory_order_relaxed); }
 uint64_t workspace_fallbacks() { return g_fallbacks.load(std::memory_order_relaxed); }
 
+namespace {
+std::atomic<uint64_t> g_packs{0};
+// What kept_weights keeps in a plan's kernel slot (defined here, baseline flags, once).
+struct KeptWeights final : KernelState {
+  std::unique_ptr<void, AlignedFree> data;
+  size_t bytes = 0;
+  uint64_t layout = 0;
+};
+}  // namespace
+
+void* kept_weights(const Exec& exec, const void* w, size_t bytes, uint64_t layout, bool* current) {
+  *current = false;
+  if (!exec.state || exec.weights_version == 0) return nullptr;  // no plan, or no version to trust
+  auto* k = dynamic_cast<KeptWeights*>(exec.state->get());
+  if (k && exec.state_current(w) && k->layout == layout && k->bytes >= bytes) {
+    *current = true;
+    return k->data.get();
+  }
+  if (!k) {
+    exec.state->reset(k = new KeptWeights);
+  }
+  if (k->bytes < bytes) {
+    const size_t size = (bytes + 63) / 64 * 64;
+    k->data.reset(std::aligned_alloc(64, size));
+    k->bytes = k->data ? size : 0;
+    if (!k->data) return nullptr;
+  }
+  k->weights = w;
+  k->version = exec.weights_version;
+  k->layout = layout;
+  g_packs.fetch_add(1, std::memory_order_relaxed);
+  return k->data.get();
+}
+
+uint64_t weight_packs() { return g_packs.load(std::memory_order_relaxed); }
+
 // ---------------------------------------------------------------- ISA selection
 namespace {
 

@@ -1,10 +1,12 @@
 // Plans (core/plan.cpp): prepare once on specs, run many. A plan's run gives the same bits as
 // run_op on every backend, with the op's other dtypes and layouts, on changed data; the
 // reference backend is the independent check of the values; bad specs fail at prepare and
-// mismatched inputs at run, each with a status.
+// mismatched inputs at run, each with a status. The cpu conv input gradient keeps its packed
+// filter panels in the plan, packed once per weights version.
 #include <cstring>
 
 #include "util.h"
+#include "simd/kernels/table.h"
 
 namespace {
 
@@ -289,4 +291,56 @@ TEST_CASE("plan: converted weights are kept while the weights version stays, mad
   const test::Host third = test::random(DType::float16, {3, 3, 4, 5}, rng);
   std::memcpy(in[1].second.bytes.data(), third.bytes.data(), third.bytes.size());
   CHECK(same_bits(run(0), fresh()));
+}
+
+TEST_CASE("plan: the cpu conv input gradient packs its filter panels once per weights version") {
+  // float32 filter: no core conversion; the cpu driver keeps its packed panels in the plan
+  // (Exec::state) and packs again only for a new weights_version (simd::weight_packs counts).
+  std::mt19937 rng(6);
+  const Attrs attrs = conv_attrs({1, 2, 2, 1}, "SAME");
+  test::Named in = test::named("Conv2DBackpropInput", {test::ints({2, 9, 9, 24}), test::random(DType::float32, {3, 3, 24, 16}, rng),
+                                                       test::random(DType::float32, {2, 5, 5, 16}, rng)});
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    Plan plan;
+    RunOptions options;
+    options.backend = "cpu";
+    options.threads = threads;
+    REQUIRE(gradrt::prepare("Conv2DBackpropInput", specs(in), attrs, &plan, options).ok());
+    auto run = [&](uint64_t version) {
+      Outputs out;
+      gradrt::PlanRunOptions o;
+      o.weights_version = version;
+      REQUIRE(plan.run(views("", in), &out, o).ok());
+      return out;
+    };
+    auto fresh = [&] {  // run_op: no weights version, packs into scratch
+      Outputs out;
+      REQUIRE(gradrt::run_op("Conv2DBackpropInput", views("", in), attrs, &out, options).ok());
+      return out;
+    };
+    auto reference = [&](const Outputs& got) {
+      test::Result ref = test::run("Conv2DBackpropInput", in, attrs, "reference");
+      REQUIRE(ref.status.ok());
+      test::check_close(test::values(got[0].second), ref.vals(0), 1e-4, 1e-5);
+    };
+    const uint64_t packs0 = gradrt::simd::weight_packs();
+    const Outputs first = run(1);
+    CHECK(gradrt::simd::weight_packs() == packs0 + 1);
+    CHECK(same_bits(run(1), first));
+    CHECK(gradrt::simd::weight_packs() == packs0 + 1);  // same weights: packed once
+    CHECK(same_bits(first, fresh()));
+    reference(first);
+    // New weights under a new version: packed again, the new results.
+    const test::Host other = test::random(DType::float32, {3, 3, 24, 16}, rng);
+    std::memcpy(in[1].second.bytes.data(), other.bytes.data(), other.bytes.size());
+    const Outputs second = run(2);
+    CHECK(gradrt::simd::weight_packs() == packs0 + 2);
+    CHECK_FALSE(same_bits(second, first));
+    CHECK(same_bits(second, fresh()));
+    reference(second);
+    // Version 0 (unknown): nothing kept is trusted, nothing is counted as kept.
+    CHECK(same_bits(run(0), second));
+    CHECK(gradrt::simd::weight_packs() == packs0 + 2);
+  }
 }

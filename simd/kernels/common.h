@@ -32,6 +32,14 @@ void* workspace(int slot, size_t bytes);
 // took memory of its own (counted for the tests: a plan's run never should).
 void note_workspace_fallback();
 uint64_t workspace_fallbacks();
+// The plan's kept copy of a kernel's packed weights (Exec::state): `bytes` of 64-aligned
+// memory. *current: it already holds the packing of weights `w` in `layout` (a tag of the
+// packed format, e.g. the panel width) at this run's weights_version, so the caller packs
+// nothing; otherwise the caller packs into it now (it then counts as made from w at this
+// version). nullptr when the call has no plan, its run gives no weights_version (0: the
+// weights may have changed in place) or the memory could not grow: pack into scratch.
+void* kept_weights(const Exec& exec, const void* w, size_t bytes, uint64_t layout, bool* current);
+uint64_t weight_packs();  // packs into kept weights so far (tests)
 
 // Bytes of a buffer of n T rounded up to whole 64-byte lines: every Arena take starts on a line.
 template <class T>

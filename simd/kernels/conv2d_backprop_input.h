@@ -240,6 +240,22 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, const T*
       }
     }
   };
+  // A plan keeps the packed panels (Exec::state): packed (in parallel, shared) only when the
+  // weights changed (PlanRunOptions::weights_version), then read by every thread; the shared
+  // and private packing below is for calls without a plan or without a weights version.
+  bool kept_current = false;
+  if (T* kept = static_cast<T*>(kept_weights(exec, w, size_t(pack_bytes), uint64_t(NR * int64_t(sizeof(T))), &kept_current))) {
+    if (!kept_current)
+      par(exec, groups * np * taps, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) pack(kept, b);
+      });
+    ThreadParts parts(scratch, conv2d_backprop_input_scratch<T>(p, MR, NR, false).per_thread, int(exec.threads));
+    par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
+      Arena mine = parts.mine();
+      run_tiles(mine, kept, t0, t1);
+    });
+    return;
+  }
   // Who packs. Shared: the panels packed once, in parallel, into the caller's workspace,
   // then read by every thread. Private: each thread packs all of them into its own workspace
   // when it takes its first tiles. Shared, every pack store must first take the line from the

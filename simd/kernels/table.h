@@ -41,6 +41,8 @@ struct KernelTable {
 
 // Driver calls that took memory of their own for want of workspace (common.h Arena).
 uint64_t workspace_fallbacks();
+// Packs of a plan's kept weights (common.h kept_weights).
+uint64_t weight_packs();
 
 // The table of an ISA built into this binary (the scalar one for any other); cpu_backend.cpp.
 const KernelTable* kernel_table(Isa isa);
