@@ -18,6 +18,19 @@ namespace {
 
 using namespace gradrt;
 
+// Submits seq; on vulkan, exactly 1 submission and no bytes copied either way.
+void submit_without_copies(Sequence& seq, const std::string& device) {
+  DeviceCounters before, after;
+  REQUIRE(device_counters(device, &before).ok());
+  const Status s = seq.submit();
+  REQUIRE_MESSAGE(s.ok(), s.to_string());
+  REQUIRE(device_counters(device, &after).ok());
+  if (device != "vulkan") return;
+  CHECK(after.submissions - before.submissions == 1);
+  CHECK(after.bytes_to_device == before.bytes_to_device);
+  CHECK(after.bytes_to_host == before.bytes_to_host);
+}
+
 // Host inputs and the host run's results of the chain.
 struct Chain {
   std::vector<int64_t> x_shape{2, 6, 5, 8}, w_shape{3, 3, 8, 4}, y_shape{2, 6, 5, 4};
@@ -76,16 +89,7 @@ void check_sequence(const std::string& device) {
                  {{"filter_sizes", c.sizes(c.w_sizes)}}, c.attrs, {{"output", &dw}});
   REQUIRE_MESSAGE(s.ok(), s.to_string());
   for (int run = 0; run < 2; ++run) {
-    DeviceCounters before, after;
-    REQUIRE(device_counters(device, &before).ok());
-    s = seq.submit();
-    REQUIRE_MESSAGE(s.ok(), s.to_string());
-    REQUIRE(device_counters(device, &after).ok());
-    if (device == "vulkan") {
-      CHECK(after.submissions - before.submissions == 1);
-      CHECK(after.bytes_to_device == before.bytes_to_device);
-      CHECK(after.bytes_to_host == before.bytes_to_host);
-    }
+    submit_without_copies(seq, device);
     std::vector<float> got(c.w.size(), -9.0f);
     REQUIRE(dw.download(got.data()).ok());
     CHECK(std::memcmp(got.data(), c.dw[0].second.data(), 4 * got.size()) == 0);
@@ -171,16 +175,7 @@ void check_batch_norm_sequence(const std::string& device) {
   REQUIRE(seq.record("Conv2DBackpropFilter", {{"input", &tdx2}, {"out_backprop", &tdy}},
                      {{"filter_sizes", c.sizes(c.w_sizes)}}, c.attrs, {{"output", &tdw}}).ok());
   for (int run = 0; run < 2; ++run) {
-    DeviceCounters before, after;
-    REQUIRE(device_counters(device, &before).ok());
-    s = seq.submit();
-    REQUIRE_MESSAGE(s.ok(), s.to_string());
-    REQUIRE(device_counters(device, &after).ok());
-    if (device == "vulkan") {
-      CHECK(after.submissions - before.submissions == 1);
-      CHECK(after.bytes_to_device == before.bytes_to_device);
-      CHECK(after.bytes_to_host == before.bytes_to_host);
-    }
+    submit_without_copies(seq, device);
     for (auto [t, want] : {std::pair{&tdx2, &bnout[0].second}, {&tds, &bnout[1].second}, {&tdo, &bnout[2].second},
                            {&tdw, &dw[0].second}}) {
       std::vector<float> got(size_t(t->num_elements()), -9.0f);

@@ -23,9 +23,7 @@ void depthwise_conv2d_native(const Exec& exec, const ConvParams& p, const T* x, 
   ThreadParts parts(scratch, dw_tap_tables<T>(taps).per_thread, exec.threads);
   par_guided(exec, rows, 1, [&](int64_t r0, int64_t r1) {
     Arena mine = parts.mine();
-    const T** src = mine.take<const T*>(2 * (taps + 1));
-    const T** wt = src + taps + 1;
-    int64_t* off = mine.take<int64_t>(taps + 1);
+    const auto [src, wt, off] = take_tap_tables<T>(mine, taps);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / p.out_h, oy = r % p.out_h;
       int64_t nt = 0;  // taps whose row iy is inside x; column validity is dw_row's business

@@ -59,9 +59,7 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
   ThreadParts parts(scratch, dw_tap_tables<T>(taps).per_thread, exec.threads);
   par(exec, rows, (rows + exec.threads - 1) / exec.threads, [&](int64_t r0, int64_t r1) {
     Arena mine = parts.mine();
-    const T** src = mine.take<const T*>(2 * (taps + 1));
-    const T** wt = src + taps + 1;
-    int64_t* off = mine.take<int64_t>(taps + 1);
+    const auto [src, wt, off] = take_tap_tables<T>(mine, taps);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / p.in_h, iy = r % p.in_h;
       // Columns in phase classes ix = px + j*sw: tap kx contributes when sw divides

@@ -24,6 +24,19 @@ ScratchSize dw_tap_tables(int64_t taps) {
   return ScratchSize{}.add_per_thread(line_bytes<const T*>(2 * (taps + 1))).add_per_thread(line_bytes<int64_t>(taps + 1));
 }
 
+// Those tables, taken from a thread's part (ThreadParts::mine over dw_tap_tables).
+template <class T>
+struct DwTapTables {
+  const T** src;  // input (or dy) row of each tap
+  const T** wt;   // filter row of each tap
+  int64_t* off;   // column offset of each tap
+};
+template <class T>
+DwTapTables<T> take_tap_tables(Arena& part, int64_t taps) {
+  const T** src = part.take<const T*>(2 * (taps + 1));
+  return {src, src + taps + 1, part.take<int64_t>(taps + 1)};
+}
+
 // The grouped form of a tap table: group r reads row base[r] (already offset to the
 // group's lowest source pixel o_r, i.e. base[r] = src + o_r*C), and its k-th tap (source
 // pixel j*step + o_r + k) has table index idx[r*K + k].
