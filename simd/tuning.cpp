@@ -114,9 +114,11 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // filter 0.95-1.13; dropped). With 6x4, filter K chunks of 1024 (narrow) and 128 (wide)
     // pixels took 0.98x and 0.97x the time of 512/256.
     // Without the input gradient's dy prefetch: 0.97-0.98x the time (cli_ab, 1 and 2
-    // threads, batch 1 and 8, session 10).
+    // threads, batch 1 and 8, session 10). With the k loops unrolled (session 10) the wide K
+    // chunk went back to 256: 1x1 filter gradient 0.92-0.98x the time of 128 (512: 0.99-1.16);
+    // the narrow one stays 1024 (512: 1.01, 2048: 1.00-1.58).
     t.backprop_input = t.backprop_filter = GemmTile{6, 4};
-    t.filter_k_narrow = 1024, t.filter_k_wide = 128;
+    t.filter_k_narrow = 1024, t.filter_k_wide = 256;
     t.input_prefetch_dy = false;
   }
   return t;
