@@ -19,11 +19,11 @@
 // tile (measured 25% slower); alone, the k loop is 2 loads + MR broadcasts + 2*MR FMAs.
 // (GRADRT_SIMD_NOINLINE is defined in common.h.)
 
-// The k loops run unrolled 4x in the AVX-512 unit: rolled, the loop's add/cmp/jne issue
-// beside 24 FMAs per k step on a core whose 512-bit FMAs use ports 0 and 5, and the k steps
-// ran 1-5% slower (Emerald Rapids Xeon, bench/results_xeon_emr.txt). Unrolling leaves each
-// accumulator's chain of FMAs as it was: the same bits. The other units keep the rolled loops
-// they were measured with.
+// The k loops run unrolled 4x in the AVX-512 unit: rolled, the conv gradients and Conv2D took
+// 1-4% more time on an Emerald Rapids Xeon (bench/results_xeon_emr.txt; likely the loop's
+// add/cmp/jne competing with the 24 FMAs per k step for ports 0 and 5). Not measured on Zen 4 /
+// Zen 5, which run the same unit. Unrolling leaves each accumulator's chain of FMAs as it was:
+// the same bits. The other units keep the rolled loops they were measured with.
 #if defined(__AVX512F__)
 #define GRADRT_GEMM_K_LOOP _Pragma("GCC unroll 4")
 #else
