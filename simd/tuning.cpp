@@ -113,8 +113,13 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // 0.89-0.92x for the filter gradients, 1 thread (14x2, then also built: input 0.92-0.93,
     // filter 0.95-1.13; dropped). With 6x4, filter K chunks of 1024 (narrow) and 128 (wide)
     // pixels took 0.98x and 0.97x the time of 512/256.
+    // Without the input gradient's dy prefetch: 0.97-0.98x the time (cli_ab, 1 and 2
+    // threads, batch 1 and 8, session 10). With the k loops unrolled (session 10) the wide K
+    // chunk went back to 256: 1x1 filter gradient 0.92-0.98x the time of 128 (512: 0.99-1.16);
+    // the narrow one stays 1024 (512: 1.01, 2048: 1.00-1.58).
     t.backprop_input = t.backprop_filter = GemmTile{6, 4};
-    t.filter_k_narrow = 1024, t.filter_k_wide = 128;
+    t.filter_k_narrow = 1024, t.filter_k_wide = 256;
+    t.input_prefetch_dy = false;
   }
   return t;
 }
@@ -141,6 +146,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld/%lld%c", &a, &b, &tail) != 2 || a < 1 || b < 1) return false;
       t.filter_k_narrow = a, t.filter_k_wide = b;
+    } else if (key == "input_pf") {
+      const std::string val(v, vn);
+      if (val != "0" && val != "1") return false;
+      t.input_prefetch_dy = val == "1";
     } else {
       return false;
     }
@@ -153,11 +162,11 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 }
 
 std::string describe(const ConvTuning& t) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "input %dx%d, filter %dx%d, conv2d %dx%d, filter K %lld/%lld",
+  char buf[192];
+  std::snprintf(buf, sizeof buf, "input %dx%d, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s",
                 t.backprop_input.rows, t.backprop_input.vectors, t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
-                static_cast<long long>(t.filter_k_wide));
+                static_cast<long long>(t.filter_k_wide), t.input_prefetch_dy ? "on" : "off");
   return buf;
 }
 

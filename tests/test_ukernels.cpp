@@ -164,6 +164,10 @@ TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
       for (const gradrt::ConvParams& p : shapes)
         for (test::ConvKernel k : {test::ConvKernel::fwd, test::ConvKernel::bwd_input, test::ConvKernel::bwd_filter})
           test::conv_case<float>(here, k, p, rng);
+      // The input gradient with the other dy-prefetch setting (per microarchitecture).
+      tu.input_prefetch_dy = !tu.input_prefetch_dy;
+      REQUIRE(simd::set_cpu_tuning(isa, tu));
+      for (const gradrt::ConvParams& p : shapes) test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
     }
     REQUIRE(simd::set_cpu_tuning(isa, saved));
   }
@@ -184,6 +188,12 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(s.backprop_filter == simd::GemmTile{12, 2});
   CHECK(s.filter_k_narrow == 128);
   CHECK(s.filter_k_wide == 64);
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).input_prefetch_dy == false);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "input_pf=0", &s));
+  CHECK_FALSE(s.input_prefetch_dy);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "input_pf=1", &s));
+  CHECK(s.input_prefetch_dy);
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input_pf=2", &s));
   const simd::ConvTuning before = s;
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input=5x5", &s));      // not instantiated
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "inptu=12x2", &s));     // unknown key

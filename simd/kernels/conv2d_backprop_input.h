@@ -41,7 +41,8 @@ ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64
 
 // With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants for remainders).
 template <class T, class Arch, int MR_, int NRV>
-void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, const T* w, const T* dy, T* dx) {
+void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool prefetch_dy, const T* w, const T* dy,
+                                 T* dx) {
   using G = Gemm<T, Arch, MR_, NRV>;
   constexpr int64_t MR = MR_, NR = G::NR;
   constexpr int kMB = rows_b(MR_), kMC = rows_c(MR_);
@@ -169,11 +170,13 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, const T*
                             aa + du[0] < out_h && bb + dv[nkx - 1] >= 0 && bb + MR - 1 + dv[0] < out_w;
       if (interior) {
         const int64_t off0 = ((n * out_h + aa) * out_w + bb) * out_c;
-        if (bb + 2 * MR <= cw && bb + 2 * MR - 1 + dv[0] < out_w) {
+        if (prefetch_dy && bb + 2 * MR <= cw && bb + 2 * MR - 1 + dv[0] < out_w) {
           // The next tile of this class row (MR pixels on), if interior in x: its dy lines under
           // every tap row. Each tile's fresh dy row (the bottom tap's) otherwise arrives as
           // 12 streams of 4 lines, too short for the hardware prefetchers: 1 thread, 3x3 s1
-          // 56x56x64 -> 64, per image: batch 8 1.24 -> 1.15 ms, batch 1 1.08 -> 1.07 ms.
+          // 56x56x64 -> 64, per image: batch 8 1.24 -> 1.15 ms, batch 1 1.08 -> 1.07 ms (Zen 5).
+          // On Emerald Rapids the prefetches cost more than they saved (ConvTuning::
+          // input_prefetch_dy: 2-3% faster without, 1 and 2 threads, batch 1 and 8).
           const int64_t span = (MR + dv[0] - dv[nkx - 1]) * out_c * int64_t(sizeof(T));
           for (int64_t u = 0; u < nky; ++u)
             prefetch_lines<Arch>(dy + off0 + MR * out_c + du[u] * row_c + dv[nkx - 1] * out_c, span);
@@ -315,7 +318,9 @@ template <class T, class Arch>
 void conv2d_backprop_input(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* w, const T* dy,
                            T* dx) {
   with_gemm_tile<kTiles>(tuning.backprop_input,
-                 [&]<int MR, int NRV>() { conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, p, w, dy, dx); });
+                 [&]<int MR, int NRV>() {
+                   conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, p, tuning.input_prefetch_dy, w, dy, dx);
+                 });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -19,6 +19,17 @@
 // tile (measured 25% slower); alone, the k loop is 2 loads + MR broadcasts + 2*MR FMAs.
 // (GRADRT_SIMD_NOINLINE is defined in common.h.)
 
+// The k loops run unrolled 4x in the AVX-512 unit: rolled, the conv gradients and Conv2D took
+// 1-4% more time on an Emerald Rapids Xeon (bench/results_xeon_emr.txt; likely the loop's
+// add/cmp/jne competing with the 24 FMAs per k step for ports 0 and 5). Not measured on Zen 4 /
+// Zen 5, which run the same unit. Unrolling leaves each accumulator's chain of FMAs as it was:
+// the same bits. The other units keep the rolled loops they were measured with.
+#if defined(__AVX512F__)
+#define GRADRT_GEMM_K_LOOP _Pragma("GCC unroll 4")
+#else
+#define GRADRT_GEMM_K_LOOP
+#endif
+
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
 // Smaller tiles of the same micro-kernel for remainders of an MR-row tile: 2MR/3 and MR/3 rows.
@@ -46,6 +57,7 @@ struct Gemm {
 #pragma GCC unroll 16
       for (int i = 0; i < MR; ++i) ap[i] = a[t * as + i];
       const T* bp = b[t];
+      GRADRT_GEMM_K_LOOP
       for (int64_t k = 0; k < kc; ++k, bp += NR) {
         B bv[NRV];
 #pragma GCC unroll 4
@@ -98,6 +110,7 @@ struct Gemm {
         }
       }
     }
+    GRADRT_GEMM_K_LOOP
     for (int64_t k = 0; k < kc; ++k, b += ldb) {
       const T* ak = a[k] + a_off;
       B bv[NRV];
