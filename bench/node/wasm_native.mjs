@@ -67,12 +67,26 @@ function nativeRows(dir) {
   });
 }
 
-// Median ms of `gradrt run ... --repeat N` at 128-bit width, 1 thread.
-function native(gradrt, argv, repeat) {
+// `gradrt run ... --repeat N` at 128-bit width, 1 thread, through python3 for the child's CPU
+// time (getrusage(RUSAGE_CHILDREN): exact, unlike a tick-based /usr/bin/time) -> CPU seconds,
+// wall median ms.
+const RUSAGE = 'import json,resource,subprocess,sys\n' +
+  'r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n' +
+  'u = resource.getrusage(resource.RUSAGE_CHILDREN)\n' +
+  'print(json.dumps({"rc": r.returncode, "out": r.stdout, "err": r.stderr, "cpu": u.ru_utime + u.ru_stime}))';
+function nativeRun(gradrt, argv, repeat) {
   const env = { ...process.env, GRADRT_CPU_ISA: 'sse4_2' };
-  const r = spawnSync(gradrt, [...argv, '--repeat', String(repeat)], { env, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${gradrt} ${argv.join(' ')}: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop()).median_ms;
+  const r = spawnSync('python3', ['-c', RUSAGE, gradrt, ...argv, '--repeat', String(repeat)], { env, encoding: 'utf8' });
+  const res = r.status === 0 ? JSON.parse(r.stdout) : { rc: -1, err: r.stderr };
+  if (res.rc !== 0) throw new Error(`${gradrt} ${argv.join(' ')}: ${res.err}`);
+  return { cpu: res.cpu, wall: JSON.parse(res.out.trim().split('\n').pop()).median_ms };
+}
+// CPU ms per native call: the difference of a run with 2N repeats and one with N (the start,
+// the input files and the first run cancel out); wall: the median of the longer run.
+function native(gradrt, argv, repeat) {
+  const a = nativeRun(gradrt, argv, repeat);
+  const b = nativeRun(gradrt, argv, 2 * repeat);
+  return { cpu: ((b.cpu - a.cpu) * 1000) / repeat, wall: b.wall };
 }
 
 // ---------------------------------------------------------------- a Node process (--child DIR)
@@ -99,22 +113,29 @@ async function child(dir) {
     const fns = { kernel, 'outputs=': () => rt.runOp(op, inputs, attrs, { outputs }), default: () => rt.runOp(...call) };
     const warm = performance.now() + 300;
     while (performance.now() < warm) Object.values(fns).forEach((f) => f());
-    const repeat = Math.max(10, Math.min(5000, Math.round((secs * 1000) / Math.max(native(gradrt, argvs[i], 3), 1e-3))));
+    const repeat = Math.max(10, Math.min(5000, Math.round((secs * 1000) / Math.max(nativeRun(gradrt, argvs[i], 3).wall, 1e-3))));
     const rows = [];
     for (let r = 0; r < rounds; r++) {
-      const row = { native: native(gradrt, argvs[i], repeat) };
-      const wall = Object.fromEntries(Object.keys(fns).map((k) => [k, []]));
-      const end = performance.now() + secs * 1000 * 3;
-      for (let n = 0; performance.now() < end || n < 5; n++) {
-        for (const [k, f] of Object.entries(fns)) {
-          const t0 = performance.now();
-          f();
-          wall[k].push(performance.now() - t0);
-        }
+      const nat = native(gradrt, argvs[i], repeat);
+      const row = { native: nat.cpu, 'native wall': nat.wall };
+      // The kernel: the median CPU time per call (robust to a neighbour's burst).
+      const k = [];
+      for (let end = performance.now() + secs * 1000, n = 0; performance.now() < end || n < 5; n++) {
+        const c0 = process.cpuUsage();
+        kernel();
+        const c = process.cpuUsage(c0);
+        k.push((c.user + c.system) / 1000);
       }
-      for (const [k, v] of Object.entries(wall)) {
-        row[k] = median(v);
-        row[`${k} mean`] = v.reduce((a, b) => a + b, 0) / v.length; // GC pauses count here
+      row.kernel = median(k);
+      // outputs= and default in alternating blocks, each the process's CPU time over the
+      // block's calls: V8's GC work for the default path's arrays (on helper threads too)
+      // falls into the default blocks.
+      for (const name of ['outputs=', 'default', 'outputs=', 'default']) {
+        const c0 = process.cpuUsage();
+        let n = 0;
+        for (const end = performance.now() + (secs * 1000) / 2; performance.now() < end || n < 3; n++) fns[name]();
+        const c = process.cpuUsage(c0);
+        row[name] = (row[name] || 0) + (c.user + c.system) / 1000 / n / 2;
       }
       rows.push(row);
     }
@@ -124,7 +145,7 @@ async function child(dir) {
       kernel: median(rows.map((r) => r.kernel)),
       nativeOverKernel: median(rows.map((r) => r.native / r.kernel)),
       outputsOverKernel: median(rows.map((r) => r['outputs='] / r.kernel)),
-      defaultOverOutputs: median(rows.map((r) => r['default mean'] / r['outputs= mean'])),
+      defaultOverOutputs: median(rows.map((r) => r.default / r['outputs='])),
     };
   }
   process.stdout.write(JSON.stringify(result));
@@ -167,11 +188,11 @@ function driver() {
   const lines = [];
   lines.push(`gradrt wasm (Node ${process.version}, SIMD128 build, 1 thread) vs the same kernels native at 128-bit (GRADRT_CPU_ISA=sse4_2, 1 thread)`);
   lines.push(`CPU: ${cpuName()} (${cpus().length} vCPUs); ${procs} separate Node processes; load average ${load0.toFixed(1)} -> ${loadavg()[0].toFixed(1)}; ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-  lines.push('per process: median over paired rounds (native `gradrt run --repeat` median, then the wasm paths interleaved call by call);');
+  lines.push('CPU ms per call (the machine is shared: wall time is not usable); per process: median over paired rounds (native `gradrt run`,\n' + '  CPU of 2N runs minus N runs, then the wasm paths interleaved call by call, mean CPU per call);');
   lines.push('native/kernel: native ms over one staged _gradrt_run ms (goal >= 0.8); out=/kernel: runOp with outputs= over the kernel;');
-  lines.push('default/out=: runOp with fresh output arrays over outputs=, mean times (GC pauses included; goal <= 1.25)');
+  lines.push('default/out=: runOp with fresh output arrays over outputs= (GC pauses included; goal <= 1.25)');
   lines.push('');
-  lines.push(`${'case'.padEnd(62)} native ms | wasm kernel ms | native/kernel, per process   | out=/kernel | default/out=, per process`);
+  lines.push(`${'case'.padEnd(62)} native CPU ms | wasm kernel CPU ms | native/kernel, per process   | out=/kernel | default/out=, per process`);
   let worstK = Infinity, worstD = 0;
   for (const [key, name] of keys) {
     const rows = res.map((r) => r[key]);
@@ -180,7 +201,7 @@ function driver() {
     const dr = rows.map((r) => r.defaultOverOutputs);
     worstK = Math.min(worstK, ...kr);
     worstD = Math.max(worstD, ...dr);
-    lines.push(`${name.padEnd(62)} ${median(rows.map((r) => r.native)).toFixed(3).padStart(9)} | ${median(rows.map((r) => r.kernel)).toFixed(3).padStart(14)} | ${kr.map(f2).join(' ').padEnd(28)} | ${f2(Math.min(...orr))}-${f2(Math.max(...orr))}   | ${dr.map(f2).join(' ')}`);
+    lines.push(`${name.padEnd(62)} ${median(rows.map((r) => r.native)).toFixed(3).padStart(13)} | ${median(rows.map((r) => r.kernel)).toFixed(3).padStart(18)} | ${kr.map(f2).join(' ').padEnd(28)} | ${f2(Math.min(...orr))}-${f2(Math.max(...orr))}   | ${dr.map(f2).join(' ')}`);
   }
   lines.push('');
   lines.push(`worst native/kernel ${f2(worstK)} (goal >= 0.8); worst default/outputs= ${f2(worstD)} (goal <= 1.25)`);

@@ -25,10 +25,23 @@ const LARGE_OUTPUT = 128 << 10;
 const isNodeLinux = typeof process === 'object' && typeof process.versions === 'object' && !!process.versions.node &&
   process.platform === 'linux';
 let primed = !isNodeLinux;
+const hasUnsafeBuffer = isNodeLinux && typeof globalThis.Buffer === 'function' && typeof globalThis.Buffer.allocUnsafeSlow === 'function';
 
-// Called before a fresh output array of `bytes` is allocated.
-export function beforeFreshArray(bytes) {
-  if (primed || bytes < LARGE_OUTPUT) return;
+// A fresh typed array of Ctor holding heap[ptr, ptr + bytes) (heap: a Uint8Array over an
+// ArrayBuffer). ArrayBuffer.prototype.slice zero-fills its new buffer before copying into it;
+// in Node, Buffer.allocUnsafeSlow gives an unpooled ArrayBuffer of exactly `bytes` without the
+// fill (the copy writes every byte): 0.14 instead of 0.20 ms CPU for a 1.6 MiB output.
+export function freshArray(heap, ptr, bytes, Ctor) {
+  if (bytes < LARGE_OUTPUT) return new Ctor(heap.buffer.slice(ptr, ptr + bytes));
+  prime();
+  if (!hasUnsafeBuffer) return new Ctor(heap.buffer.slice(ptr, ptr + bytes));
+  const b = globalThis.Buffer.allocUnsafeSlow(bytes);
+  b.set(heap.subarray(ptr, ptr + bytes));
+  return new Ctor(b.buffer, 0, bytes / Ctor.BYTES_PER_ELEMENT);
+}
+
+function prime() {
+  if (primed) return;
   primed = true;
   try {
     new ArrayBuffer(PRIME_BYTES); // dropped at once: freed by V8's next GC
