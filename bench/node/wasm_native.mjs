@@ -2,17 +2,20 @@
 // 128-bit width (`GRADRT_CPU_ISA=sse4_2 gradrt run ... --threads 1 --repeat N`), every conv
 // and depthwise gradient of runop.mjs's shapes, in five separate Node processes (placement,
 // history and allocation differ per process), native and wasm paired round by round.
-//   flock /tmp/gradrt-bench.lock node bench/node/wasm_native.mjs [--gradrt build/gradrt]
-//        [--procs 5] [--rounds 3] [--secs 0.25] [--only TEXT] [--out FILE]
+//   node bench/node/wasm_native.mjs --lock /tmp/gradrt-bench.lock [--gradrt build/gradrt]
+//        [--procs 5] [--rounds 3] [--secs 0.2] [--only TEXT] [--out FILE]
 //   (needs build/gradrt and web/dist: npm run build in web/; no npm install here)
 // Per process and case: >= 300 ms of warm-up calls (V8 runs wasm in its baseline tier until a
-// function is hot), then `rounds` pairs of: native median over ~secs, and the wasm paths
-// interleaved call by call over ~3 secs:
-//   kernel     one _gradrt_run on inputs staged in the heap once (what `gradrt run` times natively)
+// function is hot), then `rounds` rounds of, one after the other:
+//   native     `gradrt run` CPU ms per call: (CPU of 2N runs - CPU of N runs) / N, N ~ secs
+//   kernel     one _gradrt_run on inputs staged in the heap once (what `gradrt run` times
+//              natively): the median CPU ms per call over ~secs
 //   outputs=   rt.runOp(op, inputs, attrs, { outputs }): copies in and out, arrays allocated once
 //   default    rt.runOp(op, inputs, attrs): every output a fresh typed array
-// Table: per process the median over rounds of native/kernel (goal >= 0.8, issue 21 item 4) and
-// of default/outputs= by mean times, so that GC pauses count (goal <= 1.25).
+//   (these two in alternating blocks of ~secs/2, each the process's CPU over its calls, so that
+//   V8's GC work for the fresh arrays, helper threads included, falls into the default blocks)
+// CPU time, not wall time: the machine is shared. Table: per process the median over rounds of
+// native/kernel (goal >= 0.8, issue 21 item 4) and default/outputs= (goal <= 1.25).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -86,25 +89,24 @@ function nativeRun(gradrt, argv, repeat) {
 function native(gradrt, argv, repeat) {
   const a = nativeRun(gradrt, argv, repeat);
   const b = nativeRun(gradrt, argv, 2 * repeat);
-  return { cpu: ((b.cpu - a.cpu) * 1000) / repeat, wall: b.wall };
+  return ((b.cpu - a.cpu) * 1000) / repeat;
 }
 
 // ---------------------------------------------------------------- a Node process (--child DIR)
-// Per case: >= 300 ms of warm-up calls, then `rounds` pairs of (native `gradrt run` filling
-// ~secs, the three wasm paths interleaved call by call for ~secs); per round the medians, so
-// each ratio pairs native and wasm times taken seconds apart on the same loaded machine.
-async function child(dir) {
+// Per case: >= 300 ms of warm-up calls, then `rounds` rounds of the wasm paths. No child
+// process is started from here: a fork marks every page of this process copy-on-write, and
+// the next writes to the wasm heap and to recycled array memory fault (measured: ~200 faults
+// per default call after each `gradrt run`).
+async function child() {
   const { init } = await import('../../web/src/index.js');
   const { load } = await import('../../web/src/loader.js');
   const { stagedRun } = await import('./staged.mjs');
-  const gradrt = resolve(opt('--gradrt', join(root, 'build/gradrt')));
-  const secs = Number(opt('--secs', 0.25));
+  const secs = Number(opt('--secs', 0.2));
   const rounds = Number(opt('--rounds', 3));
   const rt = await init({ simd: true });
   const { module: m } = await load({ simd: true }); // a second instance for the staged kernel calls
-  const argvs = nativeRows(dir);
   const result = {};
-  for (const [i, [label, op, spec, attrs]] of cases().entries()) {
+  for (const [label, op, spec, attrs] of cases()) {
     const inputs = Object.fromEntries(Object.entries(spec).map(([k, v]) => [k, Array.isArray(v[0])
       ? { dtype: 'float32', shape: v[0], data: v[1] } : { dtype: 'int32', shape: [v.length], data: Int32Array.from(v) }]));
     const call = [op, inputs, attrs];
@@ -113,11 +115,9 @@ async function child(dir) {
     const fns = { kernel, 'outputs=': () => rt.runOp(op, inputs, attrs, { outputs }), default: () => rt.runOp(...call) };
     const warm = performance.now() + 300;
     while (performance.now() < warm) Object.values(fns).forEach((f) => f());
-    const repeat = Math.max(10, Math.min(5000, Math.round((secs * 1000) / Math.max(nativeRun(gradrt, argvs[i], 3).wall, 1e-3))));
     const rows = [];
     for (let r = 0; r < rounds; r++) {
-      const nat = native(gradrt, argvs[i], repeat);
-      const row = { native: nat.cpu, 'native wall': nat.wall };
+      const row = {};
       // The kernel: the median CPU time per call (robust to a neighbour's burst).
       const k = [];
       for (let end = performance.now() + secs * 1000, n = 0; performance.now() < end || n < 5; n++) {
@@ -141,14 +141,25 @@ async function child(dir) {
     }
     kernel.free();
     result[`${label}|${op}`] = {
-      native: median(rows.map((r) => r.native)),
       kernel: median(rows.map((r) => r.kernel)),
-      nativeOverKernel: median(rows.map((r) => r.native / r.kernel)),
       outputsOverKernel: median(rows.map((r) => r['outputs='] / r.kernel)),
       defaultOverOutputs: median(rows.map((r) => r.default / r['outputs='])),
     };
   }
   process.stdout.write(JSON.stringify(result));
+}
+
+// ---------------------------------------------------------------- a native round (--native DIR)
+// Per case: the median over `rounds` of `gradrt run` CPU ms per call, N runs ~ secs.
+function nativeRound(dir) {
+  const gradrt = resolve(opt('--gradrt', join(root, 'build/gradrt')));
+  const secs = Number(opt('--secs', 0.2));
+  const rounds = Number(opt('--rounds', 3));
+  const out = nativeRows(dir).map((argv) => {
+    const repeat = Math.max(10, Math.min(5000, Math.round((secs * 1000) / Math.max(nativeRun(gradrt, argv, 3).wall, 1e-3))));
+    return median(Array.from({ length: rounds }, () => native(gradrt, argv, repeat)));
+  });
+  process.stdout.write(JSON.stringify(out));
 }
 
 // ---------------------------------------------------------------- the driver
@@ -177,20 +188,36 @@ function driver() {
   const dir = mkdtempSync(join(tmpdir(), 'gradrt-wasm-native-'));
   nativeRows(dir); // the .npy inputs, once for every process
   const keys = cases().map(([label, op]) => [`${label}|${op}`, `${label} ${op}`]);
+  // --lock FILE: each native round and each Node process (a process of its own each) takes
+  // the benchmark lock for itself (flock), so that it is held a minute at a time.
+  const lock = opt('--lock', null);
+  const sub = (mode) => {
+    const cmd = [process.execPath, fileURLToPath(import.meta.url), mode, dir, ...args];
+    const r = spawnSync(lock ? 'flock' : cmd[0], lock ? [lock, ...cmd] : cmd.slice(1), { encoding: 'utf8', maxBuffer: 1 << 24 });
+    if (r.status !== 0) throw new Error(`${mode}: ${r.stderr}`);
+    return JSON.parse(r.stdout);
+  };
   const load0 = loadavg()[0];
   const t0 = performance.now();
+  const nat = [sub('--native')];
   const res = [];
   for (let p = 0; p < procs; p++) {
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', dir, ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
-    if (r.status !== 0) throw new Error(`Node process ${p + 1}: ${r.stderr}`);
-    res.push(JSON.parse(r.stdout));
+    res.push(sub('--child'));
+    nat.push(sub('--native'));
   }
+  // Process p against the mean of the native rounds just before and just after it.
+  keys.forEach(([key], i) => res.forEach((r, p) => {
+    r[key].native = (nat[p][i] + nat[p + 1][i]) / 2;
+    r[key].nativeOverKernel = r[key].native / r[key].kernel;
+  }));
   const lines = [];
   lines.push(`gradrt wasm (Node ${process.version}, SIMD128 build, 1 thread) vs the same kernels native at 128-bit (GRADRT_CPU_ISA=sse4_2, 1 thread)`);
   lines.push(`CPU: ${cpuName()} (${cpus().length} vCPUs); ${procs} separate Node processes; load average ${load0.toFixed(1)} -> ${loadavg()[0].toFixed(1)}; ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-  lines.push('CPU ms per call (the machine is shared: wall time is not usable); per process: median over paired rounds (native `gradrt run`,\n' + '  CPU of 2N runs minus N runs, then the wasm paths interleaved call by call, mean CPU per call);');
-  lines.push('native/kernel: native ms over one staged _gradrt_run ms (goal >= 0.8); out=/kernel: runOp with outputs= over the kernel;');
-  lines.push('default/out=: runOp with fresh output arrays over outputs= (GC pauses included; goal <= 1.25)');
+  lines.push('CPU ms per call (the machine is shared: wall time is not usable). native: `gradrt run` (CPU of 2N runs - N runs) / N, median of');
+  lines.push(`  ${opt('--rounds', 3)}, in native rounds before, between and after the Node processes; kernel: one staged _gradrt_run, median per call;`);
+  lines.push('native/kernel: per process, against the mean of the native rounds before and after it (goal >= 0.8);');
+  lines.push('out=/kernel: runOp with outputs= (copies in and out) over the kernel, range over the processes;');
+  lines.push('default/out=: runOp with fresh output arrays over outputs=, CPU per call in alternating blocks (GC included; goal <= 1.25)');
   lines.push('');
   lines.push(`${'case'.padEnd(62)} native CPU ms | wasm kernel CPU ms | native/kernel, per process   | out=/kernel | default/out=, per process`);
   let worstK = Infinity, worstD = 0;
@@ -210,5 +237,6 @@ function driver() {
   if (opt('--out', null)) writeFileSync(opt('--out'), text);
 }
 
-if (args.includes('--child')) await child(opt('--child'));
+if (args.includes('--child')) await child();
+else if (args.includes('--native')) nativeRound(opt('--native'));
 else driver();
