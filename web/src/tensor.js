@@ -2,6 +2,7 @@
 // plain vectors (number arrays, Int32Array, BigInt64Array) accepted for shape and
 // sequence inputs.
 import { invalid } from './errors.js';
+import { freshArray } from './fresh_arrays.js';
 
 export const DTYPES = Object.freeze({
   float16: Uint16Array, // IEEE half bits
@@ -122,14 +123,15 @@ export function attrsJson(attrs) {
 }
 
 // An output's bytes at heap[ptr] into `into` (a typed array of its length) or, without one, a
-// fresh typed array of Ctor: one copy, no zero-fill (slice), except from a SharedArrayBuffer
-// (the threaded build), whose slice() would be shared too.
+// fresh typed array of Ctor (fresh_arrays.js: one copy, and why large fresh arrays
+// page-faulted in Node), except from a SharedArrayBuffer (the threaded build), whose slice()
+// would be shared too.
 export function copyOut(heap, ptr, bytes, Ctor, into) {
   if (into) {
     new Uint8Array(into.buffer, into.byteOffset, bytes).set(heap.subarray(ptr, ptr + bytes));
     return into;
   }
-  if (heap.buffer instanceof ArrayBuffer) return new Ctor(heap.buffer.slice(ptr, ptr + bytes));
+  if (heap.buffer instanceof ArrayBuffer) return freshArray(heap, ptr, bytes, Ctor);
   const data = new Ctor(bytes / Ctor.BYTES_PER_ELEMENT);
   new Uint8Array(data.buffer).set(heap.subarray(ptr, ptr + bytes));
   return data;

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { init, hasWasmSimd, GradrtError } from '../src/index.js';
 import { load } from '../src/loader.js';
 import { helperName } from '../src/runtime.js';
-import { FLAVOURS, runtime, iota, f32, rng, random, assertCode, assertNoHeapGrowth } from './util.js';
+import { FLAVOURS, runtime, iota, f32, rng, random, assertClose, assertCode, assertNoHeapGrowth } from './util.js';
+import { convGeometry, depthwiseConv2dNativeBackpropInput } from './reference.js';
 
 // GRADRT_OP(Name, stem, "inputs", "outputs") lines of core/include/gradrt/ops.inc
 const OPS_INC = readFileSync(new URL('../../core/include/gradrt/ops.inc', import.meta.url), 'utf8');
@@ -58,6 +59,29 @@ for (const [flavour, options] of FLAVOURS) {
       assert.equal(helperName('DepthwiseConv2dNativeBackpropFilter'), 'depthwiseConv2dNativeBackpropFilter');
       assert.equal(helperName('FusedBatchNormGradV3'), 'fusedBatchNormGradV3');
       for (const op of OP_LIST) assert.equal(typeof rt[helperName(op.name)], 'function', op.name);
+    });
+
+    // Outputs of >= 128 KiB take fresh_arrays.js's path (Node: Buffer.allocUnsafeSlow, no zero
+    // fill): every element written, each call its own exactly sized buffer, plans too.
+    it('large fresh outputs: values, own buffers, after many calls', () => {
+      const xs = [1, 40, 40, 24], ws = [3, 3, 24, 1];
+      const attrs = { strides: [1, 1, 1, 1], padding: 'SAME' };
+      const w = random(216, rng(11)), dy = random(40 * 40 * 24, rng(12));
+      const want = depthwiseConv2dNativeBackpropInput(convGeometry(xs, ws, attrs, true), w, dy);
+      const inputs = { input_sizes: xs, filter: f32(ws, w), out_backprop: f32(xs, dy) };
+      const plan = rt.prepare('DepthwiseConv2dNativeBackpropInput', { input_sizes: xs, filter: { dtype: 'float32', shape: ws },
+        out_backprop: { dtype: 'float32', shape: xs } }, attrs);
+      const seen = [];
+      for (let i = 0; i < 40; i++) {
+        const out = (i % 2 ? plan.run(inputs) : rt.runOp('DepthwiseConv2dNativeBackpropInput', inputs, attrs)).output.data;
+        assert.ok(out instanceof Float32Array);
+        assert.equal(out.byteOffset, 0);
+        assert.equal(out.buffer.byteLength, 40 * 40 * 24 * 4);
+        assert.ok(!seen.includes(out.buffer));
+        seen.push(out.buffer);
+      }
+      seen.forEach((b, i) => assertClose(new Float32Array(b), want, { rtol: 1e-5, atol: 1e-5, label: `call ${i}` }));
+      plan.dispose();
     });
 
     it('the contract example', () => {
