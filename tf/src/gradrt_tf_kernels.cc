@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -229,15 +230,19 @@ class GradrtOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    gradrt::Inputs inputs;
+    // One call at a time uses the kernel's own inputs map and plans (TF may call Compute of one
+    // node concurrently, e.g. two steps of a graph in flight: the second goes through run_op).
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    gradrt::Inputs local;
+    gradrt::Inputs& inputs = lock.owns_lock() ? inputs_ : local;
     for (int i = 0; i < ctx->num_inputs(); ++i) {
       const tensorflow::Tensor& t = ctx->input(i);
-      gradrt::TensorView v;
+      gradrt::TensorView& v = inputs[input_names_[i]];  // the names stay: shapes and data change
       OP_REQUIRES(ctx, to_gradrt(t.dtype(), &v.dtype),
                   absl::InvalidArgumentError(type_string() + ": unsupported dtype of '" + input_names_[i] + "'"));
-      for (int d = 0; d < t.dims(); ++d) v.shape.push_back(t.dim_size(d));
+      v.shape.resize(t.dims());
+      for (int d = 0; d < t.dims(); ++d) v.shape[d] = t.dim_size(d);
       v.data = t.tensor_data().data();
-      inputs[input_names_[i]] = std::move(v);
     }
     gradrt::RunOptions options;
     options.backend = "cpu";
@@ -272,10 +277,19 @@ class GradrtOp : public OpKernel {
         return nullptr;
       return const_cast<char*>(given[i]->tensor_data().data());
     };
-    // run_op finds this call's prepared plan in its per-thread cache (core/plan.cpp). Open: a Plan per
-    // input shapes kept in this OpKernel (TF makes one per graph node) would skip that lookup.
     gradrt::Outputs outputs;
-    gradrt::Status s = gradrt::run_op(op_, inputs, attrs_, &outputs, options);
+    gradrt::Status s;
+    if (lock.owns_lock()) {
+      gradrt::Plan* plan = nullptr;
+      s = plan_for(ctx, inputs, options, &plan);
+      OP_REQUIRES(ctx, s.ok(), absl::Status(to_tf(s.code()), s.message()));
+      gradrt::PlanRunOptions run;
+      run.output_memory = std::move(options.output_memory);
+      run.parallel = std::move(options.parallel);
+      s = plan->run(inputs, &outputs, run);
+    } else {
+      s = gradrt::run_op(op_, inputs, attrs_, &outputs, options);
+    }
     OP_REQUIRES(ctx, s.ok(), absl::Status(to_tf(s.code()), s.message()));
     OP_REQUIRES(ctx, outputs.size() == output_names_.size(),
                 absl::InternalError(type_string() + ": gradrt returned " + std::to_string(outputs.size()) +
@@ -310,6 +324,51 @@ class GradrtOp : public OpKernel {
   }
 
  private:
+  // The plan for this call's inputs: the kept one of the same signature, else a new one prepared
+  // (it replaces the least recently used when kPlans are kept). prepare() is what run_op does on a
+  // miss of its per-thread cache, whose 16 plans a Keras step's 20-60 gradient nodes cycle through.
+  gradrt::Status plan_for(OpKernelContext* ctx, const gradrt::Inputs& inputs, const gradrt::RunOptions& options,
+                          gradrt::Plan** out) {
+    signature(ctx, options.threads, &key_);
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      if (plans_[i].key != key_) continue;
+      std::rotate(plans_.begin(), plans_.begin() + i, plans_.begin() + i + 1);
+      *out = &plans_.front().plan;
+      return gradrt::Status::OK();
+    }
+    Prepared p;
+    p.key = key_;
+    gradrt::RunOptions prep;
+    prep.backend = options.backend;
+    prep.threads = options.threads;
+    gradrt::Status s = gradrt::prepare(op_, inputs, attrs_, &p.plan, prep);
+    if (!s.ok()) return s;
+    if (plans_.size() == kPlans) plans_.pop_back();
+    plans_.insert(plans_.begin(), std::move(p));
+    *out = &plans_.front().plan;
+    return s;
+  }
+
+  // What a plan depends on besides the attributes (fixed per node): the thread count, and per input
+  // its dtype and shape, plus the values of int32/int64 vectors (input_sizes, filter_sizes, pooling
+  // sequences: values that decide shapes; the plan refuses a run with other ones).
+  static void signature(OpKernelContext* ctx, int threads, std::vector<int64_t>* key) {
+    key->clear();
+    key->push_back(threads);
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      const tensorflow::Tensor& t = ctx->input(i);
+      key->push_back(t.dtype());
+      key->push_back(t.dims());
+      for (int d = 0; d < t.dims(); ++d) key->push_back(t.dim_size(d));
+      if (t.dims() != 1) continue;
+      const int64_t n = t.NumElements();
+      if (t.dtype() == tensorflow::DT_INT32)
+        for (int64_t j = 0; j < n; ++j) key->push_back(t.vec<int32_t>()(j));
+      else if (t.dtype() == tensorflow::DT_INT64)
+        for (int64_t j = 0; j < n; ++j) key->push_back(t.vec<int64_t>()(j));
+    }
+  }
+
   // The bias gradient output (index 1) of the WithBias form; gradrt has validated out_backprop
   // (input 2) as the filter gradient's, so it is 4-D.
   void compute_bias_grad(OpKernelContext* ctx) {
@@ -340,6 +399,16 @@ class GradrtOp : public OpKernel {
   std::vector<std::string> input_names_, output_names_;
   std::atomic<long long>* counter_ = nullptr;
   int scalar_dummy_output_ = -1;
+
+  struct Prepared {
+    std::vector<int64_t> key;  // signature()
+    gradrt::Plan plan;
+  };
+  static constexpr size_t kPlans = 4;
+  std::mutex mu_;                 // held by a Compute call that uses the members below
+  std::vector<Prepared> plans_;   // most recently used first
+  std::vector<int64_t> key_;      // this call's signature
+  gradrt::Inputs inputs_;         // this call's inputs (kept: its names and shape vectors)
 };
 
 OpKernel* create(OpKernelConstruction* ctx) { return new GradrtOp(ctx); }
