@@ -166,40 +166,26 @@ bool to_attr(const tensorflow::AttrValue& v, gradrt::AttrValue* out) {
   }
 }
 
-// BiasAddGrad of dy, the second output of _MklNativeConv2DBackpropFilterWithBias: each channel's
-// sum over every position. NHWC: dy is [positions, C] rows; NCHW: [N, C, HW]. Sums run over fixed
-// blocks of positions (a float sum per block, then the blocks in order in double), so the result is
-// the same for any thread count; the blocks are spread over TF's intra-op pool.
+// BiasAddGrad of an NCHW dy [N, C, HW], the second output of _MklNativeConv2DBackpropFilterWithBias:
+// each channel's sum over every position. A float sum per image and channel, then the images in order
+// in double, so the result is the same for any thread count; images are spread over TF's intra-op pool.
 template <typename T>
-void bias_grad(const T* dy, int64_t n, int64_t c, int64_t hw, bool nchw, T* out, tensorflow::thread::ThreadPool* pool) {
-  const int64_t positions = n * hw;
-  // NHWC: a block is `rows` positions of every channel (~64K elements); NCHW: one image.
-  const int64_t rows = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(c, 1));
-  const int64_t blocks = nchw ? n : (positions + rows - 1) / rows;
-  std::vector<double> partial(static_cast<size_t>(blocks * c), 0.0);
+void bias_grad_nchw(const T* dy, int64_t n, int64_t c, int64_t hw, T* out, tensorflow::thread::ThreadPool* pool) {
+  std::vector<double> partial(static_cast<size_t>(n * c), 0.0);
   auto run = [&](int64_t b0, int64_t b1) {
-    std::vector<float> acc(static_cast<size_t>(c));
-    for (int64_t b = b0; b < b1; ++b) {
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      if (nchw) {
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const T* p = dy + (b * c + ch) * hw;
-          float s = 0.0f;
-          for (int64_t i = 0; i < hw; ++i) s += static_cast<float>(p[i]);
-          acc[ch] = s;
-        }
-      } else {
-        for (int64_t r = b * rows, r1 = std::min(positions, r + rows); r < r1; ++r)
-          for (int64_t ch = 0; ch < c; ++ch) acc[ch] += static_cast<float>(dy[r * c + ch]);
+    for (int64_t b = b0; b < b1; ++b)
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const T* p = dy + (b * c + ch) * hw;
+        float s = 0.0f;
+        for (int64_t i = 0; i < hw; ++i) s += static_cast<float>(p[i]);
+        partial[b * c + ch] = s;
       }
-      std::copy(acc.begin(), acc.end(), partial.begin() + b * c);
-    }
   };
-  if (pool != nullptr && blocks > 1) pool->ParallelFor(blocks, run);  // a block per task
-  else run(0, blocks);
+  if (pool != nullptr && n > 1) pool->ParallelFor(n, run);  // an image per task
+  else run(0, n);
   for (int64_t ch = 0; ch < c; ++ch) {
     double s = 0.0;
-    for (int64_t b = 0; b < blocks; ++b) s += partial[b * c + ch];
+    for (int64_t b = 0; b < n; ++b) s += partial[b * c + ch];
     out[ch] = static_cast<T>(static_cast<float>(s));
   }
 }
@@ -319,7 +305,7 @@ class GradrtOp : public OpKernel {
       }
       if (r.num_bytes() > 0) std::memcpy(const_cast<char*>(out->tensor_data().data()), r.data(), r.num_bytes());
     }
-    if (with_bias_) compute_bias_grad(ctx);
+    if (with_bias_) compute_bias_grad(ctx, inputs.at("out_backprop"), threads, lock.owns_lock());
     if (counter_) counter_->fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -370,8 +356,11 @@ class GradrtOp : public OpKernel {
   }
 
   // The bias gradient output (index 1) of the WithBias form; gradrt has validated out_backprop
-  // (input 2) as the filter gradient's, so it is 4-D.
-  void compute_bias_grad(OpKernelContext* ctx) {
+  // (input 2) as the filter gradient's, so it is 4-D. NHWC: gradrt's BiasAddGrad (its plan kept
+  // like the filter gradient's when this call holds the kernel). NCHW: the channel sums below, over
+  // each [HW] plane in place (gradrt's NCHW BiasAddGrad transposes dy first: ~0.3x, NOTES).
+  void compute_bias_grad(OpKernelContext* ctx, const gradrt::TensorView& dy_view,
+                         const tensorflow::DeviceBase::CpuWorkerThreads* threads, bool owns_kernel) {
     const tensorflow::Tensor& dy = ctx->input(2);
     const auto format = attrs_.find("data_format");
     const bool nchw = format != attrs_.end() && format->second.s == "NCHW";
@@ -379,15 +368,54 @@ class GradrtOp : public OpKernel {
     const int64_t hw = dy.dim_size(nchw ? 2 : 1) * dy.dim_size(nchw ? 3 : 2);
     tensorflow::Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, tensorflow::TensorShape({c}), &out));
+    if (!nchw) {
+      gradrt::Inputs in{{"out_backprop", dy_view}};
+      const gradrt::Attrs attrs{{"data_format", gradrt::AttrValue("NHWC")}};
+      gradrt::RunOptions options;
+      options.backend = "cpu";
+      options.threads = threads->num_threads;
+      if (use_tf_pool() && threads->workers != nullptr) {
+        options.parallel = [pool = threads->workers](int workers, const std::function<void(int)>& fn) {
+          pool->ParallelFor(workers, [&fn](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) fn(static_cast<int>(i));
+          });
+        };
+      }
+      void* memory = const_cast<char*>(out->tensor_data().data());
+      options.output_memory = [memory](std::string_view, gradrt::DType, const std::vector<int64_t>&) { return memory; };
+      gradrt::Outputs outputs;
+      gradrt::Status s;
+      if (owns_kernel) {
+        const std::vector<int64_t> key = {options.threads, dy.dtype(), n, dy.dim_size(1), dy.dim_size(2), c};
+        if (!bias_plan_.valid() || bias_key_ != key) {
+          s = gradrt::prepare("BiasAddGrad", in, attrs, &bias_plan_, options);
+          bias_key_ = s.ok() ? key : std::vector<int64_t>{};
+        }
+        if (s.ok()) {
+          gradrt::PlanRunOptions run;
+          run.output_memory = std::move(options.output_memory);
+          run.parallel = std::move(options.parallel);
+          s = bias_plan_.run(in, &outputs, run);
+        }
+      } else {
+        s = gradrt::run_op("BiasAddGrad", in, attrs, &outputs, options);
+      }
+      OP_REQUIRES(ctx, s.ok(), absl::Status(to_tf(s.code()), s.message()));
+      OP_REQUIRES(ctx, outputs.size() == 1 && outputs[0].second.num_bytes() == out->TotalBytes(),
+                  absl::InternalError(type_string() + ": BiasAddGrad gave no output of " + std::to_string(c) +
+                                      " channels"));
+      if (outputs[0].second.data() != memory) std::memcpy(memory, outputs[0].second.data(), out->TotalBytes());
+      return;
+    }
     auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
     switch (dy.dtype()) {
       case tensorflow::DT_FLOAT:
-        return bias_grad(dy.flat<float>().data(), n, c, hw, nchw, out->flat<float>().data(), pool);
+        return bias_grad_nchw(dy.flat<float>().data(), n, c, hw, out->flat<float>().data(), pool);
       case tensorflow::DT_HALF:
-        return bias_grad(dy.flat<Eigen::half>().data(), n, c, hw, nchw, out->flat<Eigen::half>().data(), pool);
+        return bias_grad_nchw(dy.flat<Eigen::half>().data(), n, c, hw, out->flat<Eigen::half>().data(), pool);
       case tensorflow::DT_BFLOAT16:
-        return bias_grad(dy.flat<tensorflow::bfloat16>().data(), n, c, hw, nchw,
-                         out->flat<tensorflow::bfloat16>().data(), pool);
+        return bias_grad_nchw(dy.flat<tensorflow::bfloat16>().data(), n, c, hw,
+                              out->flat<tensorflow::bfloat16>().data(), pool);
       default:
         ctx->CtxFailure(absl::InternalError(type_string() + ": no bias gradient for this dtype"));
     }
@@ -408,6 +436,8 @@ class GradrtOp : public OpKernel {
   std::mutex mu_;                 // held by a Compute call that uses the members below
   std::vector<Prepared> plans_;   // most recently used first
   std::vector<int64_t> key_;      // this call's signature
+  gradrt::Plan bias_plan_;        // the WithBias form's NHWC BiasAddGrad, for bias_key_ (threads, dtype, dy's shape)
+  std::vector<int64_t> bias_key_;
   gradrt::Inputs inputs_;         // this call's inputs (kept: its names and shape vectors)
 };
 
