@@ -2,7 +2,7 @@
 
     build-tf/venv/bin/python bench/keras_step.py [--threads=1,2] [--rounds=5] [--steps=5]
         [--models=small_cnn,mobilenet_v2,resnet,cnn_nchw,efficientnet_b0] [--configs=stock,gradrt]
-        [--profile] [--out=bench/results_keras_step.txt]
+        [--profile] [--profile-steps=10] [--out=bench/results_keras_step.txt]
 
 Configurations (each at every --threads value, TensorFlow's intra-op setting; inter-op 1):
   stock         TensorFlow 2.21 as installed: its default here, oneDNN on
@@ -11,6 +11,8 @@ Configurations (each at every --threads value, TensorFlow's intra-op setting; in
   gradrt-eigen  oneDNN off plus gradrt_tf.load() (what gradrt_tf needed before)
   gradrt-pool   gradrt with GRADRT_TF_POOL=gradrt: gradrt's parallel loops on its own thread pool instead
                 of TF's intra-op pool (the A/B of that choice)
+  CONFIG@PATH   a gradrt configuration with another build of the kernel library (GRADRT_TF_LIBRARY=PATH),
+                e.g. gradrt@/tmp/base.so against gradrt: an A/B of two builds in one run
 TensorFlow reads its oneDNN switch and thread counts once, so every (configuration, threads) pair is its own
 worker process; all workers build the same seeded models (tf-keras, TF_USE_LEGACY_KERAS=1, Adam, sparse
 cross-entropy) on the same batch. The coordinator interleaves: each round times every model in every
@@ -19,9 +21,10 @@ worker, the workers' order rotating, so outside load hits every configuration al
 round's median step (wall ms) and of the worker's CPU time per step (all its threads: TF's pools and
 gradrt's). A gradrt worker checks gradrt_tf.kernel_calls() moved on every step (else it fails).
 
---profile: one more pass with TensorFlow's profiler (tf.profiler.experimental) around `--steps` steps of
-every model in the 1-thread stock and gradrt workers; per TF op type, the time its kernels took per step
-(the executor's op events of the trace, summed over threads), the largest rows of either configuration.
+--profile: one more pass with TensorFlow's profiler (tf.profiler.experimental) around `--profile-steps`
+steps of every model in the workers of the first --threads value; per TF op type, the time its kernels
+took per step (each node's fastest op event of those steps, summed over the type's nodes: preemption
+only lengthens events), the largest rows of any configuration. --rounds=0 skips the timed rounds.
 """
 import argparse
 import glob
@@ -38,6 +41,13 @@ CONFIGS = {"stock": ({}, False), "gradrt": ({}, True), "eigen": ({"TF_ENABLE_ONE
 # name: (batch, input shape (channels last), classes)
 MODELS = {"small_cnn": (64, (32, 32, 3), 10), "mobilenet_v2": (32, (64, 64, 3), 10), "resnet": (32, (64, 64, 3), 10),
           "cnn_nchw": (64, (32, 32, 3), 10), "efficientnet_b0": (16, (64, 64, 3), 10)}
+
+
+def config_of(name):
+    """(environment, load gradrt) of a configuration name, CONFIG@PATH included."""
+    base, _, lib = name.partition("@")
+    env, use_gradrt = CONFIGS[base]
+    return ({**env, "GRADRT_TF_LIBRARY": lib} if lib else env), use_gradrt
 
 
 def cpu_name():
@@ -97,26 +107,34 @@ def build(keras, name):
 
 
 # ------------------------------------------------------------------------------------------ profile
-def op_times(logdir, steps):
-    """{TF op type: ms per step} from the newest trace under logdir: the executor's op events
-    ('name:Type'), summed over every thread."""
+def node_times(logdir, steps):
+    """{node:Type: ms per step} from the newest trace under logdir: the executor's op events
+    ('node:Type'). A node runs once per step, so its time per step is the shortest of its `steps`
+    events (preemption on a shared host only ever lengthens one); a type's time is its nodes' sum."""
     from tensorflow.python.framework import op_def_registry
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
     files = sorted(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True), key=os.path.getmtime)
     space = xplane_pb2.XSpace()
     space.ParseFromString(open(files[-1], "rb").read())
-    out = {}
+    nodes = {}  # node:Type -> its events' durations (ms)
     for plane in space.planes:
         names = {k: v.name for k, v in plane.event_metadata.items()}
         for line in plane.lines:
             for e in line.events:
                 name = names.get(e.metadata_id, "")
-                if ":" not in name:
-                    continue
-                kind = name.rsplit(":", 1)[1]
-                if op_def_registry.get(kind) is None:
+                if ":" not in name or op_def_registry.get(name.rsplit(":", 1)[1]) is None:
                     continue  # the executor's and tf.data's own events (Run, Process, ...)
-                out[kind] = out.get(kind, 0.0) + e.duration_ps / 1e9 / steps
+                nodes.setdefault(name, []).append(e.duration_ps / 1e9)
+    # a node with more events than steps (one inside a loop) keeps its total per step
+    return {name: min(ms) if len(ms) <= steps else sum(ms) / steps for name, ms in nodes.items()}
+
+
+def by_type(node_ms):
+    """{TF op type: ms} from {node:Type: ms}."""
+    out = {}
+    for name, ms in node_ms.items():
+        kind = name.rsplit(":", 1)[1]
+        out[kind] = out.get(kind, 0.0) + ms
     return out
 
 
@@ -125,7 +143,7 @@ def worker(config, threads):
     """Serves requests (JSON lines on stdin, answers on the original stdout)."""
     reply_stream = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything TensorFlow prints goes to stderr, not into the answers
-    env, use_gradrt = CONFIGS[config]
+    env, use_gradrt = config_of(config)
     os.environ.update(env)
     os.environ["TF_USE_LEGACY_KERAS"] = "1"
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -194,7 +212,11 @@ def worker(config, threads):
             steps(req["model"], req["steps"])
             tf.profiler.experimental.stop()
             kinds = gradrt_tf.kernel_calls(forms=True) if gradrt_tf else {}
-            reply({"ops": op_times(logdir, req["steps"]), "forms": kinds})
+            nodes = node_times(logdir, req["steps"])
+            layers = {l.name: f"{l.__class__.__name__} {tuple(l.input_shape)} -> {tuple(l.output_shape)}"
+                      + (f" k{l.kernel_size} s{l.strides}" if hasattr(l, "kernel_size") else "")
+                      for l in models[req["model"]][0].layers if not isinstance(l.input_shape, list)}
+            reply({"ops": by_type(nodes), "nodes": nodes, "forms": kinds, "layers": layers})
         elif req["cmd"] == "quit":
             return
 
@@ -206,6 +228,7 @@ def main():
     ap.add_argument("--steps", type=int, default=5, help="timed train_on_batch calls per measurement (median)")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--profile-steps", type=int, default=10, help="profiled steps per model (each node's fastest counts)")
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker[0], int(args.worker[1]))
@@ -224,7 +247,7 @@ def main():
             emit(f"tf-keras train_on_batch, TensorFlow {next(iter(hello.values()))['tf']}, {cpu_name()}, "
                  f"{os.cpu_count()} cpus, load average at the start {os.getloadavg()[0]:.2f}")
             emit("configs: " + "; ".join(f"{c} (oneDNN {'on' if hello[c, thread_list[0]]['onednn'] else 'off'}"
-                                         f"{', gradrt_tf.load()' if CONFIGS[c][1] else ''})" for c in configs))
+                                         f"{', gradrt_tf.load()' if config_of(c)[1] else ''})" for c in configs))
             emit(f"median of {args.steps} steps per round, median of {args.rounds} interleaved rounds; "
                  f"wall ms per step (CPU ms per step, all threads); ratio = {base} / config, > 1: faster than {base}")
             skipped = {}
@@ -242,7 +265,7 @@ def main():
                     rot = (r + j) % len(keys)
                     for k in keys[rot:] + keys[:rot]:
                         a = workers[k].ask(cmd="time", model=m, steps=args.steps)
-                        if CONFIGS[k[0]][1] and not all(c > 0 for c in a["calls"]):
+                        if config_of(k[0])[1] and not all(c > 0 for c in a["calls"]):
                             raise RuntimeError(f"{m} in {k}: a step ran no gradrt kernel ({a['calls']})")
                         wall[k][m].append(a["wall"])
                         cpu[k][m].append(a["cpu"])
@@ -252,12 +275,12 @@ def main():
                 t = thread_list[0]
                 for m in live:
                     for c in configs:
-                        profiles[c, m] = workers[c, t].ask(cmd="profile", model=m, steps=args.steps)
+                        profiles[c, m] = workers[c, t].ask(cmd="profile", model=m, steps=args.profile_steps)
         finally:
             for w in workers.values():
                 w.close()
 
-    for t in thread_list:
+    for t in thread_list if args.rounds > 0 else []:  # --rounds=0: the profile alone
         emit()
         emit(f"### {t} intra-op thread{'s' if t > 1 else ''}")
         others = configs[1:]
@@ -281,7 +304,8 @@ def main():
     for m in live if profiles else []:
         emit()
         emit(f"### where a step's time goes: {m}, {thread_list[0]} thread(s), ms per step by TF op type "
-             "(profiler op events, all threads)")
+             "(profiler op events: each node's fastest of "
+             f"{args.profile_steps} steps, summed by type)")
         per = {c: profiles[c, m]["ops"] for c in configs}
         kinds = sorted({k for c in configs for k in per[c]}, key=lambda k: -max(per[c].get(k, 0) for c in configs))
         emit("| op type | " + " | ".join(configs) + " |")
@@ -289,6 +313,21 @@ def main():
         for k in kinds[:14]:
             emit(f"| {k} | " + " | ".join(f"{per[c].get(k, 0):.2f}" for c in configs) + " |")
         emit("| all ops | " + " | ".join(f"{sum(per[c].values()):.2f}" for c in configs) + " |")
+        # gradrt's nodes that lose most time against the first configuration's same node
+        served = {k for c in configs for k in profiles[c, m]["forms"]}
+        last = configs[-1]
+        nodes = {c: profiles[c, m]["nodes"] for c in configs}
+        mine = [n for n in nodes[last] if n.rsplit(":", 1)[1] in served and n in nodes[base]]
+        mine.sort(key=lambda n: nodes[base][n] - nodes[last][n])
+        if len(configs) > 1 and mine:
+            emit(f"{last}'s nodes furthest behind {base} (ms per step; layer: input -> output shape):")
+            emit("| node | layer | " + " | ".join(configs) + f" | {base}/{last} |")
+            emit("|---|---|" + "---|" * (len(configs) + 1))
+            for n in mine[:8]:
+                layer = profiles[last, m]["layers"].get(next((p for p in n.split(":")[0].split("/")
+                                                              if p in profiles[last, m]["layers"]), ""), "")
+                emit(f"| {n} | {layer} | " + " | ".join(f"{nodes[c].get(n, 0):.2f}" for c in configs)
+                     + f" | {nodes[base][n] / nodes[last][n]:.2f}x |")
         for c in configs:
             if profiles[c, m]["forms"]:
                 emit(f"{c}: gradrt kernel calls by TF op (whole run): "

@@ -16,7 +16,9 @@ import os
 __all__ = ["load", "kernel_calls", "reset_kernel_calls", "library_path", "onednn_enabled",
            "KernelsNotServedError", "OneDNNActiveError"]
 
-_LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gradrt_tf_kernels.so")
+# GRADRT_TF_LIBRARY: another build of the kernel library (A/B of builds in bench/keras_step.py).
+_LIB = os.environ.get("GRADRT_TF_LIBRARY") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                           "_gradrt_tf_kernels.so")
 _handle = None
 _PROBE_OP = "Conv2DBackpropFilter"
 _MKL_PREFIX = "_MklNative"

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -165,40 +166,26 @@ bool to_attr(const tensorflow::AttrValue& v, gradrt::AttrValue* out) {
   }
 }
 
-// BiasAddGrad of dy, the second output of _MklNativeConv2DBackpropFilterWithBias: each channel's
-// sum over every position. NHWC: dy is [positions, C] rows; NCHW: [N, C, HW]. Sums run over fixed
-// blocks of positions (a float sum per block, then the blocks in order in double), so the result is
-// the same for any thread count; the blocks are spread over TF's intra-op pool.
+// BiasAddGrad of an NCHW dy [N, C, HW], the second output of _MklNativeConv2DBackpropFilterWithBias:
+// each channel's sum over every position. A float sum per image and channel, then the images in order
+// in double, so the result is the same for any thread count; images are spread over TF's intra-op pool.
 template <typename T>
-void bias_grad(const T* dy, int64_t n, int64_t c, int64_t hw, bool nchw, T* out, tensorflow::thread::ThreadPool* pool) {
-  const int64_t positions = n * hw;
-  // NHWC: a block is `rows` positions of every channel (~64K elements); NCHW: one image.
-  const int64_t rows = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(c, 1));
-  const int64_t blocks = nchw ? n : (positions + rows - 1) / rows;
-  std::vector<double> partial(static_cast<size_t>(blocks * c), 0.0);
+void bias_grad_nchw(const T* dy, int64_t n, int64_t c, int64_t hw, T* out, tensorflow::thread::ThreadPool* pool) {
+  std::vector<double> partial(static_cast<size_t>(n * c), 0.0);
   auto run = [&](int64_t b0, int64_t b1) {
-    std::vector<float> acc(static_cast<size_t>(c));
-    for (int64_t b = b0; b < b1; ++b) {
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      if (nchw) {
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const T* p = dy + (b * c + ch) * hw;
-          float s = 0.0f;
-          for (int64_t i = 0; i < hw; ++i) s += static_cast<float>(p[i]);
-          acc[ch] = s;
-        }
-      } else {
-        for (int64_t r = b * rows, r1 = std::min(positions, r + rows); r < r1; ++r)
-          for (int64_t ch = 0; ch < c; ++ch) acc[ch] += static_cast<float>(dy[r * c + ch]);
+    for (int64_t b = b0; b < b1; ++b)
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const T* p = dy + (b * c + ch) * hw;
+        float s = 0.0f;
+        for (int64_t i = 0; i < hw; ++i) s += static_cast<float>(p[i]);
+        partial[b * c + ch] = s;
       }
-      std::copy(acc.begin(), acc.end(), partial.begin() + b * c);
-    }
   };
-  if (pool != nullptr && blocks > 1) pool->ParallelFor(blocks, run);  // a block per task
-  else run(0, blocks);
+  if (pool != nullptr && n > 1) pool->ParallelFor(n, run);  // an image per task
+  else run(0, n);
   for (int64_t ch = 0; ch < c; ++ch) {
     double s = 0.0;
-    for (int64_t b = 0; b < blocks; ++b) s += partial[b * c + ch];
+    for (int64_t b = 0; b < n; ++b) s += partial[b * c + ch];
     out[ch] = static_cast<T>(static_cast<float>(s));
   }
 }
@@ -229,15 +216,19 @@ class GradrtOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    gradrt::Inputs inputs;
+    // One call at a time uses the kernel's own inputs map and plans (TF may call Compute of one
+    // node concurrently, e.g. two steps of a graph in flight: the second goes through run_op).
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    gradrt::Inputs local;
+    gradrt::Inputs& inputs = lock.owns_lock() ? inputs_ : local;
     for (int i = 0; i < ctx->num_inputs(); ++i) {
       const tensorflow::Tensor& t = ctx->input(i);
-      gradrt::TensorView v;
+      gradrt::TensorView& v = inputs[input_names_[i]];  // the names stay: shapes and data change
       OP_REQUIRES(ctx, to_gradrt(t.dtype(), &v.dtype),
                   absl::InvalidArgumentError(type_string() + ": unsupported dtype of '" + input_names_[i] + "'"));
-      for (int d = 0; d < t.dims(); ++d) v.shape.push_back(t.dim_size(d));
+      v.shape.resize(t.dims());
+      for (int d = 0; d < t.dims(); ++d) v.shape[d] = t.dim_size(d);
       v.data = t.tensor_data().data();
-      inputs[input_names_[i]] = std::move(v);
     }
     gradrt::RunOptions options;
     options.backend = "cpu";
@@ -272,10 +263,19 @@ class GradrtOp : public OpKernel {
         return nullptr;
       return const_cast<char*>(given[i]->tensor_data().data());
     };
-    // run_op finds this call's prepared plan in its per-thread cache (core/plan.cpp). Open: a Plan per
-    // input shapes kept in this OpKernel (TF makes one per graph node) would skip that lookup.
     gradrt::Outputs outputs;
-    gradrt::Status s = gradrt::run_op(op_, inputs, attrs_, &outputs, options);
+    gradrt::Status s;
+    if (lock.owns_lock()) {
+      gradrt::Plan* plan = nullptr;
+      s = plan_for(ctx, inputs, options, &plan);
+      OP_REQUIRES(ctx, s.ok(), absl::Status(to_tf(s.code()), s.message()));
+      gradrt::PlanRunOptions run;
+      run.output_memory = std::move(options.output_memory);
+      run.parallel = std::move(options.parallel);
+      s = plan->run(inputs, &outputs, run);
+    } else {
+      s = gradrt::run_op(op_, inputs, attrs_, &outputs, options);
+    }
     OP_REQUIRES(ctx, s.ok(), absl::Status(to_tf(s.code()), s.message()));
     OP_REQUIRES(ctx, outputs.size() == output_names_.size(),
                 absl::InternalError(type_string() + ": gradrt returned " + std::to_string(outputs.size()) +
@@ -305,14 +305,62 @@ class GradrtOp : public OpKernel {
       }
       if (r.num_bytes() > 0) std::memcpy(const_cast<char*>(out->tensor_data().data()), r.data(), r.num_bytes());
     }
-    if (with_bias_) compute_bias_grad(ctx);
+    if (with_bias_) compute_bias_grad(ctx, inputs.at("out_backprop"), threads, lock.owns_lock());
     if (counter_) counter_->fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
+  // The plan for this call's inputs: the kept one of the same signature, else a new one prepared
+  // (it replaces the least recently used when kPlans are kept). prepare() is what run_op does on a
+  // miss of its per-thread cache, whose 16 plans a Keras step's 20-60 gradient nodes cycle through.
+  gradrt::Status plan_for(OpKernelContext* ctx, const gradrt::Inputs& inputs, const gradrt::RunOptions& options,
+                          gradrt::Plan** out) {
+    signature(ctx, options.threads, &key_);
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      if (plans_[i].key != key_) continue;
+      std::rotate(plans_.begin(), plans_.begin() + i, plans_.begin() + i + 1);
+      *out = &plans_.front().plan;
+      return gradrt::Status::OK();
+    }
+    Prepared p;
+    p.key = key_;
+    gradrt::RunOptions prep;
+    prep.backend = options.backend;
+    prep.threads = options.threads;
+    gradrt::Status s = gradrt::prepare(op_, inputs, attrs_, &p.plan, prep);
+    if (!s.ok()) return s;
+    if (plans_.size() == kPlans) plans_.pop_back();
+    plans_.insert(plans_.begin(), std::move(p));
+    *out = &plans_.front().plan;
+    return s;
+  }
+
+  // What a plan depends on besides the attributes (fixed per node): the thread count, and per input
+  // its dtype and shape, plus the values of int32/int64 vectors (input_sizes, filter_sizes, pooling
+  // sequences: values that decide shapes; the plan refuses a run with other ones).
+  static void signature(OpKernelContext* ctx, int threads, std::vector<int64_t>* key) {
+    key->clear();
+    key->push_back(threads);
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      const tensorflow::Tensor& t = ctx->input(i);
+      key->push_back(t.dtype());
+      key->push_back(t.dims());
+      for (int d = 0; d < t.dims(); ++d) key->push_back(t.dim_size(d));
+      if (t.dims() != 1) continue;
+      const int64_t n = t.NumElements();
+      if (t.dtype() == tensorflow::DT_INT32)
+        for (int64_t j = 0; j < n; ++j) key->push_back(t.vec<int32_t>()(j));
+      else if (t.dtype() == tensorflow::DT_INT64)
+        for (int64_t j = 0; j < n; ++j) key->push_back(t.vec<int64_t>()(j));
+    }
+  }
+
   // The bias gradient output (index 1) of the WithBias form; gradrt has validated out_backprop
-  // (input 2) as the filter gradient's, so it is 4-D.
-  void compute_bias_grad(OpKernelContext* ctx) {
+  // (input 2) as the filter gradient's, so it is 4-D. NHWC: gradrt's BiasAddGrad (its plan kept
+  // like the filter gradient's when this call holds the kernel). NCHW: the channel sums below, over
+  // each [HW] plane in place (gradrt's NCHW BiasAddGrad transposes dy first: ~0.3x, NOTES).
+  void compute_bias_grad(OpKernelContext* ctx, const gradrt::TensorView& dy_view,
+                         const tensorflow::DeviceBase::CpuWorkerThreads* threads, bool owns_kernel) {
     const tensorflow::Tensor& dy = ctx->input(2);
     const auto format = attrs_.find("data_format");
     const bool nchw = format != attrs_.end() && format->second.s == "NCHW";
@@ -320,15 +368,54 @@ class GradrtOp : public OpKernel {
     const int64_t hw = dy.dim_size(nchw ? 2 : 1) * dy.dim_size(nchw ? 3 : 2);
     tensorflow::Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, tensorflow::TensorShape({c}), &out));
+    if (!nchw) {
+      gradrt::Inputs in{{"out_backprop", dy_view}};
+      const gradrt::Attrs attrs{{"data_format", gradrt::AttrValue("NHWC")}};
+      gradrt::RunOptions options;
+      options.backend = "cpu";
+      options.threads = threads->num_threads;
+      if (use_tf_pool() && threads->workers != nullptr) {
+        options.parallel = [pool = threads->workers](int workers, const std::function<void(int)>& fn) {
+          pool->ParallelFor(workers, [&fn](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) fn(static_cast<int>(i));
+          });
+        };
+      }
+      void* memory = const_cast<char*>(out->tensor_data().data());
+      options.output_memory = [memory](std::string_view, gradrt::DType, const std::vector<int64_t>&) { return memory; };
+      gradrt::Outputs outputs;
+      gradrt::Status s;
+      if (owns_kernel) {
+        const std::vector<int64_t> key = {options.threads, dy.dtype(), n, dy.dim_size(1), dy.dim_size(2), c};
+        if (!bias_plan_.valid() || bias_key_ != key) {
+          s = gradrt::prepare("BiasAddGrad", in, attrs, &bias_plan_, options);
+          bias_key_ = s.ok() ? key : std::vector<int64_t>{};
+        }
+        if (s.ok()) {
+          gradrt::PlanRunOptions run;
+          run.output_memory = std::move(options.output_memory);
+          run.parallel = std::move(options.parallel);
+          s = bias_plan_.run(in, &outputs, run);
+        }
+      } else {
+        s = gradrt::run_op("BiasAddGrad", in, attrs, &outputs, options);
+      }
+      OP_REQUIRES(ctx, s.ok(), absl::Status(to_tf(s.code()), s.message()));
+      OP_REQUIRES(ctx, outputs.size() == 1 && outputs[0].second.num_bytes() == out->TotalBytes(),
+                  absl::InternalError(type_string() + ": BiasAddGrad gave no output of " + std::to_string(c) +
+                                      " channels"));
+      if (outputs[0].second.data() != memory) std::memcpy(memory, outputs[0].second.data(), out->TotalBytes());
+      return;
+    }
     auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
     switch (dy.dtype()) {
       case tensorflow::DT_FLOAT:
-        return bias_grad(dy.flat<float>().data(), n, c, hw, nchw, out->flat<float>().data(), pool);
+        return bias_grad_nchw(dy.flat<float>().data(), n, c, hw, out->flat<float>().data(), pool);
       case tensorflow::DT_HALF:
-        return bias_grad(dy.flat<Eigen::half>().data(), n, c, hw, nchw, out->flat<Eigen::half>().data(), pool);
+        return bias_grad_nchw(dy.flat<Eigen::half>().data(), n, c, hw, out->flat<Eigen::half>().data(), pool);
       case tensorflow::DT_BFLOAT16:
-        return bias_grad(dy.flat<tensorflow::bfloat16>().data(), n, c, hw, nchw,
-                         out->flat<tensorflow::bfloat16>().data(), pool);
+        return bias_grad_nchw(dy.flat<tensorflow::bfloat16>().data(), n, c, hw,
+                              out->flat<tensorflow::bfloat16>().data(), pool);
       default:
         ctx->CtxFailure(absl::InternalError(type_string() + ": no bias gradient for this dtype"));
     }
@@ -340,6 +427,18 @@ class GradrtOp : public OpKernel {
   std::vector<std::string> input_names_, output_names_;
   std::atomic<long long>* counter_ = nullptr;
   int scalar_dummy_output_ = -1;
+
+  struct Prepared {
+    std::vector<int64_t> key;  // signature()
+    gradrt::Plan plan;
+  };
+  static constexpr size_t kPlans = 4;
+  std::mutex mu_;                 // held by a Compute call that uses the members below
+  std::vector<Prepared> plans_;   // most recently used first
+  std::vector<int64_t> key_;      // this call's signature
+  gradrt::Plan bias_plan_;        // the WithBias form's NHWC BiasAddGrad, for bias_key_ (threads, dtype, dy's shape)
+  std::vector<int64_t> bias_key_;
+  gradrt::Inputs inputs_;         // this call's inputs (kept: its names and shape vectors)
 };
 
 OpKernel* create(OpKernelConstruction* ctx) { return new GradrtOp(ctx); }

@@ -90,6 +90,46 @@ def test_intra_op_threads_reach_gradrt_and_do_not_change_bits():
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
+def test_a_node_keeps_plans_per_shape_and_shape_values():
+    # gradrt_tf keeps prepared plans per kernel (graph node), keyed by the input shapes and the values of
+    # shape inputs: one traced node runs six signatures twice (more than the plans it keeps), two of
+    # them with the same tensor shapes and other input_sizes (1x1 VALID stride 2: rows 5 and 6 both
+    # give 3 output rows), then concurrently (a second call of a busy node goes through run_op).
+    # Reference: the 1x1 gradients as float64 sums.
+    @tf.function(input_signature=[tf.TensorSpec([4], tf.int32), tf.TensorSpec([1, 1, None, None]),
+                                  tf.TensorSpec([None, None, None, None])])
+    def grads(sizes, w, dy):
+        dx = tf.raw_ops.Conv2DBackpropInput(input_sizes=sizes, filter=w, out_backprop=dy, strides=[1, 2, 2, 1],
+                                            padding="VALID")
+        x = tf.ones_like(dx) * tf.reshape(tf.range(tf.size(dx), dtype=tf.float32) % 7.0 - 3.0, tf.shape(dx))
+        dw = tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=tf.shape(w), out_backprop=dy,
+                                             strides=[1, 2, 2, 1], padding="VALID")
+        return x, dx, dw
+
+    def check(n, h, ci, co):
+        rng = np.random.default_rng(n * 100 + h * 10 + ci)
+        oh = (h - 1) // 2 + 1
+        w = rng.standard_normal((1, 1, ci, co)).astype(np.float32)
+        dy = rng.standard_normal((n, oh, oh, co)).astype(np.float32)
+        x, dx, dw = (t.numpy().astype(np.float64) for t in grads(tf.constant([n, h, h, ci]), w, dy))
+        want_dx = np.zeros((n, h, h, ci))
+        want_dx[:, ::2, ::2, :] = np.einsum("nhwo,io->nhwi", dy.astype(np.float64), w[0, 0].astype(np.float64))
+        want_dw = np.einsum("nhwi,nhwo->io", x[:, ::2, ::2, :], dy.astype(np.float64))[None, None]
+        np.testing.assert_allclose(dx, want_dx, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(dw, want_dw, rtol=1e-5, atol=1e-4)
+
+    gradrt_tf.reset_kernel_calls()
+    signatures = [(1, 5, 3, 4), (1, 6, 3, 4), (2, 7, 2, 5), (3, 4, 4, 2), (1, 9, 1, 3), (2, 5, 3, 4)]
+    for _ in range(2):
+        for sig in signatures:
+            check(*sig)
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda sig: check(*sig), signatures * 3))
+    calls = gradrt_tf.kernel_calls()
+    assert calls.get("Conv2DBackpropInput", 0) == 30 and calls.get("Conv2DBackpropFilter", 0) == 30, calls
+
+
 def _python(code, onednn):
     env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS=onednn, TF_CPP_MIN_LOG_LEVEL="2")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=180)
