@@ -1,7 +1,7 @@
 // The vectorised Vulkan shaders (vulkan/shaders/*_v4.comp: depthwise forward and gradients, the
 // batch-norm gradient's two passes) at the sizes where their index math has edges, against the
 // reference backend: channel counts around the vector width (4) and the workgroup's column count
-// (32 quads), output/input widths that leave a partial column group (the shaders' OX = 4 and
+// (8-32 quads), output/input widths that leave a partial column group (the shaders' OX = 4 and
 // IX = 2), 1x1 images, filters of more than 9 taps (the filter gradient's TAPS), stride 2,
 // dilation, batch 32; channel counts that are not a multiple of 4 and depth multipliers > 1 take
 // the scalar shaders and are here as the neighbours. Every case also reruns for the same bits.
@@ -49,7 +49,7 @@ TEST_CASE("vulkan: vec4 depthwise shaders at edge sizes vs reference") {
       dw_params(1, 7, 7, 12, 1, 3, 2, 1),    // stride 2, odd size
       dw_params(3, 6, 9, 24, 1, 3, 1, 2),    // dilation 2
       dw_params(1, 9, 11, 36, 1, 5, 1, 1),   // 25 taps: three TAPS groups in the filter gradient
-      dw_params(1, 5, 6, 132, 1, 3, 2, 1),   // 33 quads: more than one column group of 32
+      dw_params(1, 5, 6, 132, 1, 3, 2, 1),   // 33 quads: several column groups, the last partial
       dw_params(2, 4, 4, 128, 1, 3, 1, 1),   // exactly 32 quads
       dw_params(32, 7, 7, 96, 1, 3, 1, 1),   // batch 32
       dw_params(32, 14, 14, 32, 1, 3, 2, 1), // batch 32, stride 2

@@ -75,7 +75,14 @@ bool vec4_shaders(int64_t channels, int64_t depth_multiplier) {
 Lanes quad_lanes(const Context& ctx, int64_t quads) {
   const uint32_t threads = elementwise_threads(ctx);  // a power of two in practice; >= 128
   Lanes l{1, 1};
-  while (l.cols < 32 && l.cols < quads) l.cols *= 2;
+  if (quads < 8) {
+    while (l.cols < quads) l.cols *= 2;
+  } else {  // 8, 16 or 32 columns: the fewest idle ones (144 channels = 36 quads: 8, not 32)
+    auto idle = [&](uint32_t c) { return (quads + c - 1) / c * c - quads; };
+    l.cols = 32;
+    for (uint32_t c : {16u, 8u})
+      if (idle(c) < idle(l.cols)) l.cols = c;
+  }
   // lanes also bounded by maxComputeWorkGroupSize[1] (the 2-D shaders' local size y; >= 128)
   while (l.cols * l.lanes * 2 <= threads && l.lanes * 2 <= ctx.limits().maxComputeWorkGroupSize[1]) l.lanes *= 2;
   return l;

@@ -44,8 +44,9 @@ Lanes lanes(const Context& ctx);
 // a problem: channels a multiple of 4, depth multiplier 1, and not GRADRT_VULKAN_SHADERS=v1 (the
 // scalar session-9 shaders, kept for A/B runs on a GPU; the tests run the sweeps both ways).
 bool vec4_shaders(int64_t channels, int64_t depth_multiplier = 1);
-// Lanes for `quads` columns of work (channel quads): cols the smallest power of two >= quads up
-// to 32, lanes the rest of the workgroup, so few channels get more row/position lanes.
+// Lanes for `quads` columns of work (channel quads): cols the smallest power of two >= quads
+// below 8 quads, else 8, 16 or 32, whichever leaves the fewest columns idle (ties: the wider);
+// lanes the rest of the workgroup, so few channels get more row/position lanes.
 Lanes quad_lanes(const Context& ctx, int64_t quads);
 // How many splits a reduction of length k gets when `groups_per_split` workgroups of `lanes`
 // lanes work on each: ~`target` workgroups in all, each lane summing at least 8 elements.

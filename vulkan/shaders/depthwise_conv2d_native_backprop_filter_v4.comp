@@ -8,7 +8,7 @@
 // filter_h*filter_w*out_c (a multiple of 4: real4 element (s * E + tap * out_c) / 4 + q), and
 // sum_partials.comp adds the splits in order. A workgroup takes COLS consecutive quads
 // (workgroup x) and TAPS taps (workgroup z); lane l walks positions k_begin + l, + LANES, ...,
-// reads the dy quad once and multiplies it into the TAPS taps' x quads. lane_reduce4 adds the
+// reads the dy quad once and multiplies it into the TAPS taps' x quads. lane_reduce adds the
 // lanes in a fixed tree: deterministic.
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
@@ -16,7 +16,8 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int COLS = 32;
 layout(constant_id = 2) const int LANES = 8;
-#include "common/lane_reduce4.glsl"
+#define LANE_T real4
+#include "common/lane_reduce.glsl"
 #define TAPS 9
 
 layout(std430, binding = 0) readonly buffer X { real4 x[]; };
@@ -56,8 +57,8 @@ void main() {
             if (++oy == out_h) { oy = 0; ++n; }
         }
       }
-      for (int j = 0; j < TAPS; ++j) {  // uniform: lane_reduce4 has barriers
-        const real4 v = lane_reduce4(acc[j], col, lane);
+      for (int j = 0; j < TAPS; ++j) {  // uniform: lane_reduce has barriers
+        const real4 v = lane_reduce(acc[j], col, lane);
         if (lane == 0 && q < Q && tap0 + j < taps) partial[s * E4 + (tap0 + j) * Q + q] = v;
       }
     }

@@ -6,7 +6,7 @@
 // the layout of fused_batch_norm_grad_sums.comp ([splits][2 * channels]; sum_partials reduces
 // it), read and written as real4: row r's quad q is element r * Q + q, Q = channels / 4.
 // A workgroup takes COLS consecutive quads of one split (workgroup y); lane l reads rows
-// r_begin + l, + LANES, ...; lane_reduce4 adds the lanes in a fixed tree (deterministic).
+// r_begin + l, + LANES, ...; lane_reduce adds the lanes in a fixed tree (deterministic).
 // The host picks COLS from the channel count (few channels: more row lanes).
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
@@ -14,7 +14,8 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int COLS = 32;
 layout(constant_id = 2) const int LANES = 8;
-#include "common/lane_reduce4.glsl"
+#define LANE_T real4
+#include "common/lane_reduce.glsl"
 
 layout(std430, binding = 0) readonly buffer DY { real4 dy[]; };
 layout(std430, binding = 1) readonly buffer X { real4 x[]; };
@@ -38,8 +39,8 @@ void main() {
           sum_dy_xc += g * (x[r * Q + q] - mu);
         }
       }
-      sum_dy = lane_reduce4(sum_dy, col, lane);
-      sum_dy_xc = lane_reduce4(sum_dy_xc, col, lane);
+      sum_dy = lane_reduce(sum_dy, col, lane);
+      sum_dy_xc = lane_reduce(sum_dy_xc, col, lane);
       if (lane == 0 && q < Q) {
         partial[s * 2 * Q + q] = sum_dy;
         partial[s * 2 * Q + Q + q] = sum_dy_xc;

@@ -9,19 +9,10 @@
 #define real4 vec4
 #endif
 
-// 1/sqrt(v). Vulkan only promises single-precision accuracy for double inversesqrt, so the
-// float64 variant divides by a sqrt instead.
-real rsqrt_real(real v) {
+// 1/sqrt(v) for real or real4. Vulkan only promises single-precision accuracy for double
+// inversesqrt, so the float64 variant divides by a sqrt instead.
 #ifdef GRADRT_F64
-  return 1.0 / sqrt(v);
+#define rsqrt_real(v) (1.0 / sqrt(v))
 #else
-  return inversesqrt(v);
+#define rsqrt_real(v) inversesqrt(v)
 #endif
-}
-real4 rsqrt_real(real4 v) {
-#ifdef GRADRT_F64
-  return 1.0 / sqrt(v);
-#else
-  return inversesqrt(v);
-#endif
-}
