@@ -50,7 +50,8 @@ TEST_CASE("vulkan: vec4 depthwise shaders at edge sizes vs reference") {
       dw_params(3, 6, 9, 24, 1, 3, 1, 2),    // dilation 2
       dw_params(1, 9, 11, 36, 1, 5, 1, 1),   // 25 taps: three TAPS groups in the filter gradient
       dw_params(1, 5, 6, 132, 1, 3, 2, 1),   // 33 quads: several column groups, the last partial
-      dw_params(2, 4, 4, 128, 1, 3, 1, 1),   // exactly 32 quads
+      dw_params(2, 4, 4, 128, 1, 3, 1, 1),   // 32 quads: 32 columns
+      dw_params(2, 3, 3, 64, 1, 3, 1, 1),    // 16 quads: 16 columns
       dw_params(32, 7, 7, 96, 1, 3, 1, 1),   // batch 32
       dw_params(32, 14, 14, 32, 1, 3, 2, 1), // batch 32, stride 2
       dw_params(2, 5, 5, 6, 1, 3, 1, 1),     // channels not a multiple of 4: scalar shaders
@@ -72,7 +73,7 @@ TEST_CASE("vulkan: vec4 batch-norm gradient shaders at edge sizes vs reference")
   const struct {
     int64_t rows, channels;
   } shapes[] = {{1, 4}, {3, 8}, {49, 24}, {1568, 24}, {7, 132}, {32 * 49, 96}, {32 * 196, 24},
-                {200, 128}, {5, 6}, {33, 7}};  // the last two: not a multiple of 4 (scalar shaders)
+                {200, 128}, {50, 64}, {5, 6}, {33, 7}};  // the last two: not a multiple of 4 (scalar shaders)
   for (const auto& sh : shapes)
     for (int training = 0; training < 2; ++training) {
       BatchNormParams p;

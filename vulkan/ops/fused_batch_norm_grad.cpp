@@ -61,9 +61,11 @@ Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy
   GRADRT_RETURN_IF_ERROR(job.dispatch(*k_sums, {bdy, bx, bmean, bpartial}, push, gx,
       group_count(ctx, split.splits, 1, 1)));
   GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bsums, 2 * p.channels, split.splits, 1.0f));
-  // dx: channels x row lanes, each lane ~16 rows.
+  // dx: channels x row lanes, each lane ~16 rows (v4: ~8 rows of a quad, twice the scalar
+  // lane's bytes, and more workgroups in flight for few channels).
+  const int64_t rows_per_lane = v4 ? 8 : 16;
   GRADRT_RETURN_IF_ERROR(job.dispatch(*k_final, {bdy, bx, bscale, bmean, bvar, bsums, bdx, bdscale, bdoffset}, push,
-      gx, group_count(ctx, p.rows, 16 * int64_t{l.lanes}, 1)));
+      gx, group_count(ctx, p.rows, rows_per_lane * l.lanes, 1)));
   return job.run();
 }
 
