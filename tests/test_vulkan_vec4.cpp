@@ -1,6 +1,6 @@
-// The vectorised Vulkan shaders (vulkan/shaders/*_v4.comp: depthwise forward and gradients, the
-// batch-norm gradient's two passes) at the sizes where their index math has edges, against the
-// reference backend: channel counts around the vector width (4) and the workgroup's column count
+// The vectorised Vulkan shaders (vulkan/shaders/*_v4.comp: depthwise forward and gradients,
+// batch-norm statistics and normalisation, the batch-norm gradient's two passes) at the sizes
+// where their index math has edges, against the reference backend: channel counts around the vector width (4) and the workgroup's column count
 // (8-32 quads), output/input widths that leave a partial column group (the shaders' OX = 4 and
 // IX = 2), 1x1 images, filters of more than 9 taps (the filter gradient's TAPS), stride 2,
 // dilation, batch 32; channel counts that are not a multiple of 4 and depth multipliers > 1 take
@@ -65,7 +65,7 @@ TEST_CASE("vulkan: vec4 depthwise shaders at edge sizes vs reference") {
     }
 }
 
-TEST_CASE("vulkan: vec4 batch-norm gradient shaders at edge sizes vs reference") {
+TEST_CASE("vulkan: vec4 batch-norm shaders (statistics, normalisation, gradient) at edge sizes vs reference") {
   test::ValidationCheck validation;
   auto variants = test::variants("vulkan");
   if (variants.empty()) return;
@@ -83,22 +83,33 @@ TEST_CASE("vulkan: vec4 batch-norm gradient shaders at edge sizes vs reference")
       CAPTURE(p.is_training);
       const int64_t n = p.rows * p.channels, C = p.channels;
       const auto x = test::random_vec<float>(rng, n, -2, 3), dy = test::random_vec<float>(rng, n);
-      const auto scale = test::random_vec<float>(rng, C, 0.5, 2), mean = test::random_vec<float>(rng, C, 0, 1);
-      const auto var = test::random_vec<float>(rng, C, 0.5, 2);
+      const auto scale = test::random_vec<float>(rng, C, 0.5, 2), offset = test::random_vec<float>(rng, C);
+      const auto mean = test::random_vec<float>(rng, C, 0, 1), var = test::random_vec<float>(rng, C, 0.5, 2);
       const double R = double(p.rows);
       test::on_every_variant<float>(
           variants,
           [&](gradrt::Backend* b, int threads, std::vector<std::vector<float>>* out) {
-            out->assign(3, {});
+            out->assign(6, {});
             auto& o = *out;
-            o[0].assign(n, -7.f), o[1].assign(C, -7.f), o[2].assign(C, -7.f);
-            return b->fused_batch_norm_grad(gradrt::Exec{threads}, p, dy.data(), x.data(), scale.data(), mean.data(),
-                                            var.data(), o[0].data(), o[1].data(), o[2].data());
+            o[0].assign(C, -7.f), o[1].assign(C, -7.f), o[2].assign(n, -7.f);
+            o[3].assign(n, -7.f), o[4].assign(C, -7.f), o[5].assign(C, -7.f);
+            const gradrt::Exec e{threads};
+            gradrt::Status s = b->batch_norm_stats(e, p, x.data(), o[0].data(), o[1].data());
+            if (s.ok())
+              s = b->batch_norm_apply(e, p, x.data(), scale.data(), offset.data(), mean.data(), var.data(),
+                                      o[2].data());
+            if (s.ok())
+              s = b->fused_batch_norm_grad(e, p, dy.data(), x.data(), scale.data(), mean.data(), var.data(),
+                                           o[3].data(), o[4].data(), o[5].data());
+            return s;
           },
           [&](const test::Variant& v, const auto& got, const auto& want) {
-            test::check(v, got[0], want[0], {{R, 8}, {R, 16}}, "x_backprop");
-            test::check(v, got[1], want[1], {{R, 4}, {R, 3 * std::sqrt(R)}}, "scale_backprop");
-            test::check(v, got[2], want[2], {{R, 1}, {R, std::sqrt(R)}}, "offset_backprop");
+            test::check(v, got[0], want[0], {{R, 3}, {R, 3}}, "batch_norm_stats mean");
+            test::check(v, got[1], want[1], {{R, 9}, {R, 9}}, "batch_norm_stats variance");
+            test::check(v, got[2], want[2], {{4, 8}, {4, 8}}, "batch_norm_apply");
+            test::check(v, got[3], want[3], {{R, 8}, {R, 16}}, "x_backprop");
+            test::check(v, got[4], want[4], {{R, 4}, {R, 3 * std::sqrt(R)}}, "scale_backprop");
+            test::check(v, got[5], want[5], {{R, 1}, {R, std::sqrt(R)}}, "offset_backprop");
           });
     }
 }
