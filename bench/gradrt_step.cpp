@@ -420,7 +420,7 @@ int main(int argc, char** argv) {
   ops += "]";
   // GRADRT_VULKAN_SHADERS=v1: the scalar depthwise/batch-norm shaders (bench/shader_ab.py's A side).
   const char* env_shaders = std::getenv("GRADRT_VULKAN_SHADERS");
-  const char* shaders = env_shaders && std::string(env_shaders) == "v1" ? "v1" : "v4";
+  const char* shaders = backend != "vulkan" ? "-" : env_shaders && std::string(env_shaders) == "v1" ? "v1" : "v4";
   if (json) {
     std::printf(
         "{\"backend\":\"%s\",\"shaders\":\"%s\",\"model\":\"%s\",\"batch\":%lld,\"device\":\"%s\",\"cpu\":\"%s\",\"steps\":%d,\"kernels\":%zu,"
