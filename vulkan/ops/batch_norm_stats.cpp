@@ -55,7 +55,8 @@ Status batch_norm_stats(Context& ctx, const BatchNormParams& p, const T* x, T* m
   GRADRT_RETURN_IF_ERROR(job.output(mean, sizeof(T) * p.channels, &bmean));
   GRADRT_RETURN_IF_ERROR(job.output(variance, sizeof(T) * p.channels, &bvar));
   GRADRT_RETURN_IF_ERROR(job.scratch(sizeof(T) * p.channels * split.splits, &bpartial));
-  const uint32_t gx = group_count(ctx, v4 ? p.channels / 4 : p.channels, threads, 0), gy = group_count(ctx, split.splits, 1, 1);
+  const uint32_t gx = group_count(ctx, v4 ? p.channels / 4 : p.channels, threads, 0);
+  const uint32_t gy = group_count(ctx, split.splits, 1, 1);
   // float: sum * float(1/R) as TF does; double: sum / R as the float64 reference does.
   const int64_t divisor = std::is_same_v<T, double> ? p.rows : 0;
   push.mode = 0;

@@ -39,7 +39,7 @@ struct Lanes {
   std::vector<uint32_t> spec() const { return {cols * lanes, cols, lanes}; }
 };
 Lanes lanes(const Context& ctx);
-// The vectorised (`_v4`) depthwise and batch-norm-gradient shaders read four channels per
+// The vectorised (`_v4`) depthwise and batch-norm shaders read four channels per
 // invocation as one 16-byte (float64: 32-byte) load. vec4_shaders(channels, M): whether they take
 // a problem: channels a multiple of 4, depth multiplier 1, and not GRADRT_VULKAN_SHADERS=v1 (the
 // scalar session-9 shaders, kept for A/B runs on a GPU; the tests run the sweeps both ways).
