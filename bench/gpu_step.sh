@@ -7,7 +7,10 @@
 # and on the GPU machine, with build-gpu carried:
 #   bash bench/gpu_step.sh                    # writes to $OUT (default /tmp/gpu_step)
 # Steps: (1) the Vulkan tests with the validation layer, (2) gradrt_step for both models at
-# batch 8 and 32 on vulkan and cpu, (3) vulkan_bench per op (with an A/B of the conv tiles),
+# batch 8 and 32 on vulkan and cpu, (2b) the shader A/B: gradrt_step on vulkan with the scalar
+# session-9 depthwise/batch-norm shaders (GRADRT_VULKAN_SHADERS=v1) and the vec4 ones (default),
+# AB_ROUNDS (default 3) interleaved rounds, table by bench/shader_ab.py ($OUT/shader_ab.txt),
+# (3) vulkan_bench per op (with an A/B of the conv tiles),
 # (4) bench/cudnn_step.py (torch + cuDNN, float32 with TF32 off and on), (5) one table
 # ($OUT/table_all.txt); JSON in $OUT/gpu_step.json. About 3 minutes on an H100.
 # A dry run without build-gpu/ (here, on lavapipe) uses build/ and small settings:
@@ -48,6 +51,22 @@ for model in mobilenet_block resnet_block; do
 done
 cut -c1-400 "$OUT/step.jsonl"
 
+say "(2b) shader A/B: GRADRT_VULKAN_SHADERS=v1 (scalar) vs default (vec4), rounds interleaved"
+: > "$OUT/step_v1.jsonl"; : > "$OUT/step_v4.jsonl"
+for round in $(seq "${AB_ROUNDS:-3}"); do
+  for model in mobilenet_block resnet_block; do
+    for batch in $BATCHES; do
+      left "shader A/B round $round $model $batch" || break 3
+      GRADRT_VULKAN_SHADERS=v1 timeout 60 "$STEP" --backend vulkan --model $model --batch "$batch" --steps "$STEPS" \
+        --json >> "$OUT/step_v1.jsonl" 2>> "$OUT/step_err.txt"
+      timeout 60 "$STEP" --backend vulkan --model $model --batch "$batch" --steps "$STEPS" --json \
+        >> "$OUT/step_v4.jsonl" 2>> "$OUT/step_err.txt"
+    done
+  done
+done
+python3 bench/shader_ab.py "$OUT/step_v1.jsonl" "$OUT/step_v4.jsonl" --bandwidth "${BANDWIDTH_GBPS:-3350}" 2>&1 |
+  tee "$OUT/shader_ab.txt"
+
 say "(4, 5) cuDNN on the same shapes, and the table (cpu rows follow in the final table)"
 left cudnn_step.py && timeout 120 python3 bench/cudnn_step.py "$OUT/step.jsonl" --out "$OUT/gpu_step.json" 2>&1 | tee "$OUT/table.txt"
 
@@ -56,9 +75,9 @@ for model in mobilenet_block resnet_block; do
   for batch in $BATCHES; do left "gradrt_step cpu $model $batch" && step cpu $model "$batch"; done
 done
 
-say "(3) vulkan_bench per op: conv tiles as chosen by size, then the 128x64 (8x4) tile forced, then 64x64 (4x4)"
+say "(3) vulkan_bench per op: conv tiles as chosen by size, then forced: 128x64 (8x4), 64x64 (4x4), 128x128 (8x8)"
 if [ "${SKIP_VBENCH:-0}" = 1 ]; then echo skipped; else
-  for tiles in auto large wide; do
+  for tiles in auto large wide big; do
     left "vulkan_bench $tiles" || break
     echo "-- GRADRT_VULKAN_GEMM_TILES=$tiles"
     GRADRT_VULKAN_GEMM_TILES=$tiles timeout 40 "$VBENCH" --repeat 20 2>&1 | tee "$OUT/vulkan_bench_$tiles.txt"

@@ -418,13 +418,16 @@ int main(int argc, char** argv) {
     ops += row;
   }
   ops += "]";
+  // GRADRT_VULKAN_SHADERS=v1: the scalar depthwise/batch-norm shaders (bench/shader_ab.py's A side).
+  const char* env_shaders = std::getenv("GRADRT_VULKAN_SHADERS");
+  const char* shaders = backend != "vulkan" ? "-" : env_shaders && std::string(env_shaders) == "v1" ? "v1" : "v4";
   if (json) {
     std::printf(
-        "{\"backend\":\"%s\",\"model\":\"%s\",\"batch\":%lld,\"device\":\"%s\",\"cpu\":\"%s\",\"steps\":%d,\"kernels\":%zu,"
+        "{\"backend\":\"%s\",\"shaders\":\"%s\",\"model\":\"%s\",\"batch\":%lld,\"device\":\"%s\",\"cpu\":\"%s\",\"steps\":%d,\"kernels\":%zu,"
         "\"dispatches_per_step\":%zu,\"submissions_per_step\":%g,\"bytes_to_device_per_step\":%.0f,"
         "\"bytes_to_host_per_step\":%.0f,\"max_abs_diff_vs_op_by_op\":%g,\"gpu_ms\":%.4f,\"wall_ms\":%.4f,"
         "\"op_by_op_gpu_ms\":%.4f,\"op_by_op_wall_ms\":%.4f,\"ops\":%s}\n",
-        backend.c_str(), model.c_str(), (long long)batch, device.c_str(), cpu.c_str(), steps, m.ops.size(), r.dispatches,
+        backend.c_str(), shaders, model.c_str(), (long long)batch, device.c_str(), cpu.c_str(), steps, m.ops.size(), r.dispatches,
         r.submissions, r.to_device, r.to_host, r.max_abs_diff, r.gpu_ms, r.wall_ms, r.op_by_op_gpu_ms,
         r.op_by_op_wall_ms, ops.c_str());
     return 0;

@@ -1,7 +1,10 @@
-// Batch-norm normalisation on Vulkan: shaders/batch_norm_apply.comp, elementwise.
+// Batch-norm normalisation on Vulkan: shaders/batch_norm_apply.comp, elementwise (its _v4 form,
+// four channels per invocation, when vec4_shaders() takes the channel count).
 #include <cstdint>  // before the generated SPIR-V header, which uses uint32_t
 #include "batch_norm_apply.spv.h"
 #include "batch_norm_apply_f64.spv.h"
+#include "batch_norm_apply_v4.spv.h"
+#include "batch_norm_apply_v4_f64.spv.h"
 #include "common.h"
 #include "ops.h"
 #include "status_macros.h"
@@ -19,8 +22,11 @@ Status batch_norm_apply(Context& ctx, const BatchNormParams& p, const T* x, cons
   push.channels = static_cast<int32_t>(p.channels);
   push.epsilon = p.epsilon;
   const uint32_t threads = elementwise_threads(ctx);
+  const bool v4 = vec4_shaders(p.channels);
   const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, batch_norm_apply, 6, BatchNormPush), {threads}, &k));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(v4 ? GRADRT_VK_SHADER(T, batch_norm_apply_v4, 6, BatchNormPush)
+                                       : GRADRT_VK_SHADER(T, batch_norm_apply, 6, BatchNormPush),
+                                    {threads}, &k));
   Job job(ctx);
   const size_t cb = sizeof(T) * p.channels;
   int bx, bscale, boffset, bmean, bvar, by;
@@ -30,7 +36,8 @@ Status batch_norm_apply(Context& ctx, const BatchNormParams& p, const T* x, cons
   GRADRT_RETURN_IF_ERROR(job.input(mean, cb, &bmean));
   GRADRT_RETURN_IF_ERROR(job.input(variance, cb, &bvar));
   GRADRT_RETURN_IF_ERROR(job.output(y, sizeof(T) * n, &by));
-  GRADRT_RETURN_IF_ERROR(job.dispatch(*k, {bx, bscale, boffset, bmean, bvar, by}, push, group_count(ctx, n, threads, 0)));
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k, {bx, bscale, boffset, bmean, bvar, by}, push,
+                                      group_count(ctx, v4 ? n / 4 : n, threads, 0)));
   return job.run();
 }
 

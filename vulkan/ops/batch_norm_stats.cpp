@@ -1,12 +1,15 @@
 // Batch mean and biased variance on Vulkan (ops.md 6.4), four dispatches in one submission:
 //   shaders/batch_norm_stats.comp (mode 0: partial sums of x)          -> sum_partials * (1/R) = mean
 //   shaders/batch_norm_stats.comp (mode 1: partial sums of (x-mean)^2) -> sum_partials * (1/R) = variance
+// (batch_norm_stats_v4.comp, four channels per invocation, when vec4_shaders() takes the channel count.)
 #include <cstdint>  // before the generated SPIR-V header, which uses uint32_t
 #include <algorithm>
 #include <type_traits>
 
 #include "batch_norm_stats.spv.h"
 #include "batch_norm_stats_f64.spv.h"
+#include "batch_norm_stats_v4.spv.h"
+#include "batch_norm_stats_v4_f64.spv.h"
 #include "common.h"
 #include "ops.h"
 #include "status_macros.h"
@@ -41,15 +44,19 @@ Status batch_norm_stats(Context& ctx, const BatchNormParams& p, const T* x, T* m
   const Split split = batch_norm_split(ctx, p);
   BatchNormPush push = batch_norm_push(p, split);
   const uint32_t threads = elementwise_threads(ctx);
+  const bool v4 = vec4_shaders(p.channels);
   const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, batch_norm_stats, 3, BatchNormPush), {threads}, &k));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(v4 ? GRADRT_VK_SHADER(T, batch_norm_stats_v4, 3, BatchNormPush)
+                                       : GRADRT_VK_SHADER(T, batch_norm_stats, 3, BatchNormPush),
+                                    {threads}, &k));
   Job job(ctx);
   int bx, bmean, bvar, bpartial;
   GRADRT_RETURN_IF_ERROR(job.input(x, sizeof(T) * p.rows * p.channels, &bx));
   GRADRT_RETURN_IF_ERROR(job.output(mean, sizeof(T) * p.channels, &bmean));
   GRADRT_RETURN_IF_ERROR(job.output(variance, sizeof(T) * p.channels, &bvar));
   GRADRT_RETURN_IF_ERROR(job.scratch(sizeof(T) * p.channels * split.splits, &bpartial));
-  const uint32_t gx = group_count(ctx, p.channels, threads, 0), gy = group_count(ctx, split.splits, 1, 1);
+  const uint32_t gx = group_count(ctx, v4 ? p.channels / 4 : p.channels, threads, 0);
+  const uint32_t gy = group_count(ctx, split.splits, 1, 1);
   // float: sum * float(1/R) as TF does; double: sum / R as the float64 reference does.
   const int64_t divisor = std::is_same_v<T, double> ? p.rows : 0;
   push.mode = 0;

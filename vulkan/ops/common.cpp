@@ -18,7 +18,7 @@ Status check_int32(const char* kernel, std::initializer_list<int64_t> counts) {
   return Status::OK();
 }
 
-// GRADRT_VULKAN_GEMM_TILES=wide|large forces that tile where it fits (benchmark A/B, and the
+// GRADRT_VULKAN_GEMM_TILES=wide|large|big forces that tile where it fits (benchmark A/B, and the
 // tests run the large tile on small shapes); anything else: chosen by size.
 static const char* forced_gemm_tiles() {
   static const std::string v = [] {
@@ -36,7 +36,12 @@ GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem
            t.bk * (t.bm + t.bn) * elem_bytes + (t.bm + t.bk) * 16 <= l.maxComputeSharedMemorySize;
   };
   const GemmTiles narrow{128, 16, 16, 8, 1}, wide{64, 64, 16, 4, 4}, large{128, 64, 16, 8, 4};
+  // big: 128x128, 8x8 per invocation (64 multiply-adds per 16 shared loads, 256 invocations,
+  // 18.3 KiB shared): a candidate for the batch-32 conv input gradient, forced only until a GPU
+  // run shows it ahead of large (bench/gpu_step.sh step 3 runs both).
+  const GemmTiles big{128, 128, 16, 8, 8};
   const std::string forced = forced_gemm_tiles();
+  if (forced == "big" && fits(big)) return big;
   if (forced == "large" && fits(large)) return large;
   if (forced == "wide" && fits(wide)) return wide;
   if (cols <= 16 && fits(narrow)) return narrow;  // few output channels: tall tiles
@@ -56,6 +61,30 @@ Lanes lanes(const Context& ctx) {
   const uint32_t threads = elementwise_threads(ctx);  // >= 128 on every device (Vulkan's minimum)
   Lanes l{32, 1};
   while (l.cols * l.lanes * 2 <= threads) l.lanes *= 2;
+  return l;
+}
+
+bool vec4_shaders(int64_t channels, int64_t depth_multiplier) {
+  static const bool v1 = [] {
+    const char* e = std::getenv("GRADRT_VULKAN_SHADERS");
+    return e && std::string(e) == "v1";
+  }();
+  return !v1 && channels > 0 && channels % 4 == 0 && depth_multiplier == 1;
+}
+
+Lanes quad_lanes(const Context& ctx, int64_t quads) {
+  const uint32_t threads = elementwise_threads(ctx);  // a power of two in practice; >= 128
+  Lanes l{1, 1};
+  if (quads < 8) {
+    while (l.cols < quads) l.cols *= 2;
+  } else {  // 8, 16 or 32 columns: the fewest idle ones (144 channels = 36 quads: 8, not 32)
+    auto idle = [&](uint32_t c) { return (quads + c - 1) / c * c - quads; };
+    l.cols = 32;
+    for (uint32_t c : {16u, 8u})
+      if (idle(c) < idle(l.cols)) l.cols = c;
+  }
+  // lanes also bounded by maxComputeWorkGroupSize[1] (the 2-D shaders' local size y; >= 128)
+  while (l.cols * l.lanes * 2 <= threads && l.lanes * 2 <= ctx.limits().maxComputeWorkGroupSize[1]) l.lanes *= 2;
   return l;
 }
 

@@ -39,6 +39,15 @@ struct Lanes {
   std::vector<uint32_t> spec() const { return {cols * lanes, cols, lanes}; }
 };
 Lanes lanes(const Context& ctx);
+// The vectorised (`_v4`) depthwise and batch-norm shaders read four channels per
+// invocation as one 16-byte (float64: 32-byte) load. vec4_shaders(channels, M): whether they take
+// a problem: channels a multiple of 4, depth multiplier 1, and not GRADRT_VULKAN_SHADERS=v1 (the
+// scalar session-9 shaders, kept for A/B runs on a GPU; the tests run the sweeps both ways).
+bool vec4_shaders(int64_t channels, int64_t depth_multiplier = 1);
+// Lanes for `quads` columns of work (channel quads): cols the smallest power of two >= quads
+// below 8 quads, else 8, 16 or 32, whichever leaves the fewest columns idle (ties: the wider);
+// lanes the rest of the workgroup, so few channels get more row/position lanes.
+Lanes quad_lanes(const Context& ctx, int64_t quads);
 // How many splits a reduction of length k gets when `groups_per_split` workgroups of `lanes`
 // lanes work on each: ~`target` workgroups in all, each lane summing at least 8 elements.
 int64_t lane_splits(int64_t k, int64_t groups_per_split, const Lanes& l, int64_t target = 1024);

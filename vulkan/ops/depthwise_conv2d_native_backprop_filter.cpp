@@ -1,10 +1,13 @@
 // DepthwiseConv2dNativeBackpropFilter on Vulkan: shaders/depthwise_conv2d_native_backprop_filter.comp
-// writes one partial dw per chunk of (n, oy, ox); shaders/sum_partials.comp adds them in order.
+// (or its _v4 form, four channels per column, when vec4_shaders() takes the shape) writes one
+// partial dw per chunk of (n, oy, ox); shaders/sum_partials.comp adds them in order.
 #include <algorithm>
 
 #include "common.h"
 #include "depthwise_conv2d_native_backprop_filter.spv.h"
 #include "depthwise_conv2d_native_backprop_filter_f64.spv.h"
+#include "depthwise_conv2d_native_backprop_filter_v4.spv.h"
+#include "depthwise_conv2d_native_backprop_filter_v4_f64.spv.h"
 #include "ops.h"
 #include "status_macros.h"
 
@@ -18,10 +21,12 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
   ConvPush push;
   GRADRT_RETURN_IF_ERROR(make_conv_push("depthwise_conv2d_native_backprop_filter", p, &push));
   const int64_t K = p.batch * p.out_h * p.out_w;
-  // Workgroups of l.cols output channels x 9 taps (the shader's TAPS) x l.lanes position lanes;
-  // positions split so that ~1024 workgroups run, bounded by the partial buffer.
-  const Lanes l = lanes(ctx);
-  const uint32_t gx = group_count(ctx, p.out_c, l.cols, 0);
+  // Workgroups of l.cols output channels (v4: channel quads) x 9 taps (the shader's TAPS) x
+  // l.lanes position lanes; positions split so that ~1024 workgroups run, bounded by the partial
+  // buffer.
+  const bool v4 = vec4_shaders(p.out_c, p.depth_multiplier);
+  const Lanes l = v4 ? quad_lanes(ctx, p.out_c / 4) : lanes(ctx);
+  const uint32_t gx = group_count(ctx, v4 ? p.out_c / 4 : p.out_c, l.cols, 0);
   const uint32_t gz = group_count(ctx, p.filter_h * p.filter_w, 9, 2);
   const int64_t wanted = std::min(lane_splits(K, int64_t{gx} * gz, l), max_filter_splits(ctx, n_dw, sizeof(T)));
   const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), 1);
@@ -29,8 +34,9 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
   push.splits = static_cast<int32_t>(split.splits);
 
   const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter, 3, ConvPush),
-      l.spec(), &k));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(v4 ? GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter_v4, 3, ConvPush)
+                                       : GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter, 3, ConvPush),
+                                    l.spec(), &k));
   return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, gx, group_count(ctx, split.splits, 1, 1), gz);
 }
 

@@ -1,10 +1,14 @@
-// DepthwiseConv2dNativeBackpropInput on Vulkan: shaders/depthwise_conv2d_native_backprop_input.comp,
+// DepthwiseConv2dNativeBackpropInput on Vulkan: shaders/depthwise_conv2d_native_backprop_input_v4.comp
+// (2 dx columns x 4 channels per invocation) when vec4_shaders() takes the shape; otherwise
+// shaders/depthwise_conv2d_native_backprop_input.comp,
 // one invocation per dx element gathering its covering output window, on a (channel, column,
 // image row) grid of workgroups of l.cols channels x l.lanes columns.
 
 #include "common.h"
 #include "depthwise_conv2d_native_backprop_input.spv.h"
 #include "depthwise_conv2d_native_backprop_input_f64.spv.h"
+#include "depthwise_conv2d_native_backprop_input_v4.spv.h"
+#include "depthwise_conv2d_native_backprop_input_v4_f64.spv.h"
 #include "ops.h"
 #include "status_macros.h"
 
@@ -15,6 +19,16 @@ Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p,
                                               T* dx) {
   const int64_t n_dx = p.x_elements();
   if (n_dx == 0) return Status::OK();
+  if (vec4_shaders(p.in_c, p.depth_multiplier)) {
+    // Grid: channel quads x positions (n, iy, group of the shader's IX = 2 columns).
+    const Lanes l = quad_lanes(ctx, p.in_c / 4);
+    const int64_t positions = p.batch * p.in_h * ((p.in_w + 1) / 2);
+    return run_conv_dispatch(ctx, "depthwise_conv2d_native_backprop_input",
+                             GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input_v4, 3, ConvPush), l.spec(),
+                             p, {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
+                             {dx, sizeof(T) * n_dx}, group_count(ctx, p.in_c / 4, l.cols, 0),
+                             group_count(ctx, positions, l.lanes, 1));
+  }
   const Lanes l = lanes(ctx);
   return run_conv_dispatch(ctx, "depthwise_conv2d_native_backprop_input",
                            GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush), l.spec(), p,

@@ -2,6 +2,8 @@
 //   shaders/fused_batch_norm_grad_sums.comp  partial sum dy, sum dy*(x-mean) per row split
 //   shaders/sum_partials.comp                 fixed-order total of the splits
 //   shaders/fused_batch_norm_grad.comp        dx (training or inference formula), dscale, doffset
+// The first and last have _v4 forms (four channels per invocation, the same buffer layouts) that
+// run when vec4_shaders() takes the channel count.
 #include <algorithm>
 #include <cstring>
 
@@ -10,6 +12,10 @@
 #include "fused_batch_norm_grad_f64.spv.h"
 #include "fused_batch_norm_grad_sums.spv.h"
 #include "fused_batch_norm_grad_sums_f64.spv.h"
+#include "fused_batch_norm_grad_sums_v4.spv.h"
+#include "fused_batch_norm_grad_sums_v4_f64.spv.h"
+#include "fused_batch_norm_grad_v4.spv.h"
+#include "fused_batch_norm_grad_v4_f64.spv.h"
 #include "ops.h"
 #include "status_macros.h"
 
@@ -24,17 +30,21 @@ Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy
   if (p.channels == 0) return Status::OK();
   const int64_t n = p.rows * p.channels;
   GRADRT_RETURN_IF_ERROR(check_int32("fused_batch_norm_grad", {n, 2 * p.channels}));
-  // Sums: workgroups of l.cols channels x l.lanes row lanes; rows split so that ~1024
-  // workgroups run, bounded by the partial buffer (64 MiB).
-  const Lanes l = lanes(ctx);
-  const uint32_t gx = group_count(ctx, p.channels, l.cols, 0);
+  // Sums: workgroups of l.cols channels (v4: channel quads) x l.lanes row lanes; rows split so
+  // that ~1024 workgroups run, bounded by the partial buffer (64 MiB).
+  const bool v4 = vec4_shaders(p.channels);
+  const Lanes l = v4 ? quad_lanes(ctx, p.channels / 4) : lanes(ctx);
+  const uint32_t gx = group_count(ctx, v4 ? p.channels / 4 : p.channels, l.cols, 0);
   const int64_t max_splits = std::max<int64_t>(1, (int64_t{64} << 20) / (2 * int64_t(sizeof(T)) * p.channels));
   const Split split = split_reduction(p.rows, std::min(lane_splits(p.rows, gx, l), max_splits), 1);
   BatchNormPush push = batch_norm_push(p, split);
   const Kernel *k_sums = nullptr, *k_final = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad_sums, 4, BatchNormPush),
-      l.spec(), &k_sums));
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, fused_batch_norm_grad, 9, BatchNormPush), l.spec(), &k_final));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(v4 ? GRADRT_VK_SHADER(T, fused_batch_norm_grad_sums_v4, 4, BatchNormPush)
+                                       : GRADRT_VK_SHADER(T, fused_batch_norm_grad_sums, 4, BatchNormPush),
+                                    l.spec(), &k_sums));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(v4 ? GRADRT_VK_SHADER(T, fused_batch_norm_grad_v4, 9, BatchNormPush)
+                                       : GRADRT_VK_SHADER(T, fused_batch_norm_grad, 9, BatchNormPush),
+                                    l.spec(), &k_final));
   Job job(ctx);
   const size_t cb = sizeof(T) * p.channels;
   int bdy, bx, bscale, bmean, bvar, bdx, bdscale, bdoffset, bpartial, bsums;
@@ -51,9 +61,11 @@ Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy
   GRADRT_RETURN_IF_ERROR(job.dispatch(*k_sums, {bdy, bx, bmean, bpartial}, push, gx,
       group_count(ctx, split.splits, 1, 1)));
   GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bsums, 2 * p.channels, split.splits, 1.0f));
-  // dx: channels x row lanes, each lane ~16 rows.
+  // dx: channels x row lanes, each lane ~16 rows (v4: ~8 rows of a quad, twice the scalar
+  // lane's bytes, and more workgroups in flight for few channels).
+  const int64_t rows_per_lane = v4 ? 8 : 16;
   GRADRT_RETURN_IF_ERROR(job.dispatch(*k_final, {bdy, bx, bscale, bmean, bvar, bsums, bdx, bdscale, bdoffset}, push,
-      gx, group_count(ctx, p.rows, 16 * int64_t{l.lanes}, 1)));
+      gx, group_count(ctx, p.rows, rows_per_lane * l.lanes, 1)));
   return job.run();
 }
 

@@ -6,17 +6,21 @@
 //   layout(local_size_x_id = 0) in;                    // = COLS * LANES
 //   layout(constant_id = 1) const int COLS = 32;
 //   layout(constant_id = 2) const int LANES = 8;
+// and, for sums of real4 (the `_v4` shaders), `#define LANE_T real4` (default: real).
 // Call lane_reduce in uniform control flow (it has barriers); every lane gets the total.
-shared real lane_sum[COLS * LANES];
+#ifndef LANE_T
+#define LANE_T real
+#endif
+shared LANE_T lane_sum[COLS * LANES];
 
-real lane_reduce(real v, int col, int lane) {
+LANE_T lane_reduce(LANE_T v, int col, int lane) {
   lane_sum[lane * COLS + col] = v;
   barrier();
   for (int h = LANES / 2; h > 0; h /= 2) {
     if (lane < h) lane_sum[lane * COLS + col] += lane_sum[(lane + h) * COLS + col];
     barrier();
   }
-  const real total = lane_sum[col];
+  const LANE_T total = lane_sum[col];
   barrier();  // everyone has read it before the next call writes
   return total;
 }
