@@ -20,7 +20,8 @@ Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, con
   GRADRT_RETURN_IF_ERROR(make_conv_push("conv2d_backprop_filter", p, &push));
   const int64_t M = p.filter_h * p.filter_w * p.filter_in_c, N = p.out_c / p.groups;
   const int64_t K = p.batch * p.out_h * p.out_w;
-  const GemmTiles t = gemm_tiles(ctx, M, N, sizeof(T));
+  // GRADRT_VULKAN_SHADERS=v5: tiles fitted to M x N (a GPU A/B decides; see common.h).
+  const GemmTiles t = shader_set() >= 5 ? filter_gemm_tiles(ctx, M, N, sizeof(T)) : gemm_tiles(ctx, M, N, sizeof(T));
   const int64_t tiles = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
 
   // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long; bounded by
