@@ -52,8 +52,9 @@ Lanes lanes(const Context& ctx);
 bool vec4_shaders(int64_t channels, int64_t depth_multiplier = 1);
 // Which shader set GRADRT_VULKAN_SHADERS selects (read once per process): 1 = `v1`, the scalar
 // session-9 shaders; 4 = the default, the session-10 `_v4` ones where vec4_shaders() takes the
-// shape; 5 = `v5`, the default plus the session-11 variants (so far the depthwise filter
-// gradient's `_v5` partial pass). v5 becomes the default once a GPU run shows it ahead.
+// shape; 5 = `v5`, the default plus the session-11 variants (the depthwise filter gradient's
+// `_v5` partial pass, the conv filter gradient's filter_gemm_tiles and shorter splits). v5
+// becomes the default once a GPU run shows it ahead (bench/gpu_step.sh).
 int shader_set();
 // Lanes for `quads` columns of work (channel quads): cols the smallest power of two >= quads
 // below 8 quads, else 8, 16 or 32, whichever leaves the fewest columns idle (ties: the wider);

@@ -24,9 +24,12 @@ Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, con
   const GemmTiles t = shader_set() >= 5 ? filter_gemm_tiles(ctx, M, N, sizeof(T)) : gemm_tiles(ctx, M, N, sizeof(T));
   const int64_t tiles = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
 
-  // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long; bounded by
-  // the partial buffer and the z group count.
-  int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + 8 * t.bk - 1) / (8 * t.bk));
+  // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long (v5: 4, since its
+  // fitted tiles are few: 144 x 24 is one tile, so at batch 8 (K = 25088) 8 k-steps would leave
+  // 196 workgroups for 132 SMs; 4 gives 392, for 5.4 MB more of partial sums); bounded by the
+  // partial buffer and the z group count.
+  const int64_t min_steps = shader_set() >= 5 ? 4 : 8;
+  int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + min_steps * t.bk - 1) / (min_steps * t.bk));
   wanted = std::min({wanted, max_filter_splits(ctx, n_dw, sizeof(T)),
                      int64_t{ctx.limits().maxComputeWorkGroupCount[2]} / p.groups});
   const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), t.bk);
