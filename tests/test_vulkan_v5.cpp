@@ -1,6 +1,6 @@
 // The session-11 Vulkan variants (GRADRT_VULKAN_SHADERS=v5, vulkan/ops/common.h: the depthwise
 // filter gradient's _v5 partial pass, the conv filter gradient's fitted tiles and shorter
-// splits) at the sizes where they have edges, against the reference backend: a reduction length
+// splits, the input gradient's tiles as wide as 17-63 channels) at the sizes where they have edges, against the reference backend: a reduction length
 // K = n*oy*ox that is no multiple of the split's chunk (primes), one position, channel counts
 // that are no multiple of 4 (scalar depthwise shader; odd tile sides for the conv filter
 // gradient), batch 32, filters of more than 9 taps, stride 2, and the MobileNet 1x1 shapes
@@ -14,7 +14,7 @@
 
 #include "harness.h"
 
-TEST_CASE("vulkan: v5 filter gradients (depthwise, conv tiles) at edge sizes vs reference") {
+TEST_CASE("vulkan: v5 gradients (depthwise filter, conv tiles) at edge sizes vs reference") {
   using test::ConvKernel;
   using test::same_conv_params;
   test::ValidationCheck validation;
@@ -38,6 +38,11 @@ TEST_CASE("vulkan: v5 filter gradients (depthwise, conv tiles) at edge sizes vs 
       {ConvKernel::bwd_filter, same_conv_params(2, 6, 6, 16, 36, 5, 1)},    // 5x5: M = 400, N = 36
       {ConvKernel::bwd_filter, same_conv_params(1, 5, 5, 3, 5, 3, 1)},      // M = 27, N = 5: < 32 invocations
       {ConvKernel::bwd_filter, same_conv_params(2, 4, 4, 520, 8, 1, 1)},    // M = 520 > 512: gemm_tiles
+      // conv input gradient: N = in_c columns; 16 < N < 64 gets a tile N (rounded to 4) wide
+      {ConvKernel::bwd_input, same_conv_params(32, 7, 7, 24, 144, 1, 1)},   // 168 x 24 tiles, batch 32
+      {ConvKernel::bwd_input, same_conv_params(2, 9, 7, 17, 8, 3, 1)},      // N = 17: 20 wide, 3 columns padding
+      {ConvKernel::bwd_input, same_conv_params(3, 11, 13, 30, 12, 3, 2)},   // N = 30, stride 2
+      {ConvKernel::bwd_input, same_conv_params(1, 5, 5, 63, 5, 3, 1)},      // N = 63: one 64 x 64 tile
   };
   for (const auto& [k, p] : cases) {
     test::conv_case<float>(variants, k, p, rng);
