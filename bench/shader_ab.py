@@ -58,7 +58,7 @@ def cudnn_times(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sets", nargs="+", help="NAME=STEP.jsonl")
-    ap.add_argument("--base", help="the configuration the ratios divide (default: the first)")
+    ap.add_argument("--base", help="the configuration the ratios divide (default, or when absent: the first)")
     ap.add_argument("--cudnn", help="bench/cudnn_step.py's JSON (gpu_step.json)")
     ap.add_argument("--bandwidth", type=float, default=3350.0)
     a = ap.parse_args()
@@ -67,7 +67,7 @@ def main():
         name, _, path = arg.partition("=")
         names.append(name)
         runs[name] = load(path)
-    base = a.base or names[0]
+    base = a.base if a.base in names else names[0]
     cudnn = cudnn_times(a.cudnn)
     keys = set.intersection(*(set(r) for r in runs.values()))
     for key in sorted(keys):
