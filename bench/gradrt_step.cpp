@@ -418,16 +418,20 @@ int main(int argc, char** argv) {
     ops += row;
   }
   ops += "]";
-  // GRADRT_VULKAN_SHADERS=v1: the scalar depthwise/batch-norm shaders (bench/shader_ab.py's A side).
-  const char* env_shaders = std::getenv("GRADRT_VULKAN_SHADERS");
-  const char* shaders = backend != "vulkan" ? "-" : env_shaders && std::string(env_shaders) == "v1" ? "v1" : "v4";
+  // GRADRT_VULKAN_SHADERS: v1 (scalar session-9 shaders), v4 (the default) or v5 (the session-11
+  // variants); GRADRT_VULKAN_WAIT=spin: the polling fence wait. bench/shader_ab.py labels its
+  // columns with these two fields.
+  const std::string env_shaders = std::getenv("GRADRT_VULKAN_SHADERS") ? std::getenv("GRADRT_VULKAN_SHADERS") : "";
+  const std::string env_wait = std::getenv("GRADRT_VULKAN_WAIT") ? std::getenv("GRADRT_VULKAN_WAIT") : "";
+  const char* shaders = backend != "vulkan" ? "-" : env_shaders == "v1" ? "v1" : env_shaders == "v5" ? "v5" : "v4";
+  const char* wait = backend != "vulkan" ? "-" : env_wait == "spin" ? "spin" : "block";
   if (json) {
     std::printf(
-        "{\"backend\":\"%s\",\"shaders\":\"%s\",\"model\":\"%s\",\"batch\":%lld,\"device\":\"%s\",\"cpu\":\"%s\",\"steps\":%d,\"kernels\":%zu,"
+        "{\"backend\":\"%s\",\"shaders\":\"%s\",\"wait\":\"%s\",\"model\":\"%s\",\"batch\":%lld,\"device\":\"%s\",\"cpu\":\"%s\",\"steps\":%d,\"kernels\":%zu,"
         "\"dispatches_per_step\":%zu,\"submissions_per_step\":%g,\"bytes_to_device_per_step\":%.0f,"
         "\"bytes_to_host_per_step\":%.0f,\"max_abs_diff_vs_op_by_op\":%g,\"gpu_ms\":%.4f,\"wall_ms\":%.4f,"
         "\"op_by_op_gpu_ms\":%.4f,\"op_by_op_wall_ms\":%.4f,\"ops\":%s}\n",
-        backend.c_str(), shaders, model.c_str(), (long long)batch, device.c_str(), cpu.c_str(), steps, m.ops.size(), r.dispatches,
+        backend.c_str(), shaders, wait, model.c_str(), (long long)batch, device.c_str(), cpu.c_str(), steps, m.ops.size(), r.dispatches,
         r.submissions, r.to_device, r.to_host, r.max_abs_diff, r.gpu_ms, r.wall_ms, r.op_by_op_gpu_ms,
         r.op_by_op_wall_ms, ops.c_str());
     return 0;

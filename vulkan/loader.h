@@ -87,6 +87,7 @@ namespace gradrt::vk {
   X(vkDestroyFence)                 \
   X(vkResetFences)                  \
   X(vkWaitForFences)                \
+  X(vkGetFenceStatus)               \
   X(vkQueueSubmit)
 
 struct Fns {

@@ -1,6 +1,9 @@
 #include "submission.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
 
 #include "testing.h"
 
@@ -106,8 +109,31 @@ void Submissions::release(std::unique_ptr<Submission> s) {
   idle_.push_back(std::move(s));
 }
 
+// GRADRT_VULKAN_WAIT=spin (read once per process): wait() first polls the fence for up to
+// kSpinNs, then blocks as before. A blocking wait can sleep past the fence's signal (on the
+// H100 a step's wall was ~70 us above its GPU time); polling trades a busy host core for that
+// latency, so it is opt-in until a GPU run shows the gain (bench/gpu_step.sh's wait A/B).
+static bool spin_wait() {
+  static const bool spin = [] {
+    const char* e = std::getenv("GRADRT_VULKAN_WAIT");
+    return e && std::string(e) == "spin";
+  }();
+  return spin;
+}
+
 VkResult Submissions::wait(Submission* s, uint64_t timeout_ns) {
-  VkResult r = device_.fns().vkWaitForFences(device_.handle(), 1, &s->fence, VK_TRUE, timeout_ns);
+  constexpr uint64_t kSpinNs = 2000000;  // 2 ms: a step's length; longer work blocks
+  VkResult r = VK_NOT_READY;
+  if (spin_wait()) {
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t spin_ns = std::min(timeout_ns, kSpinNs);
+    // VK_NOT_READY: not yet; VK_SUCCESS: signalled; an error (device lost) ends the wait.
+    while ((r = device_.fns().vkGetFenceStatus(device_.handle(), s->fence)) == VK_NOT_READY &&
+           uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+                        .count()) < spin_ns) {
+    }
+  }
+  if (r == VK_NOT_READY) r = device_.fns().vkWaitForFences(device_.handle(), 1, &s->fence, VK_TRUE, timeout_ns);
   const VkResult fault = testing::wait_fault(this);  // the tests' device loss and timeout
   return r == VK_SUCCESS && fault != VK_SUCCESS ? fault : r;
 }

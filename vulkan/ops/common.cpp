@@ -52,6 +52,47 @@ GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem
   return {32, 32, 8, 4, 4};  // 64 invocations, < 5 KiB shared: within every device's minimums
 }
 
+GemmTiles filter_gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes) {
+  // Only small C (the common filter gradients: at most 512 x 512); bigger ones have little padding.
+  if (rows > 512 || cols > 512) return gemm_tiles(ctx, rows, cols, elem_bytes);
+  const VkPhysicalDeviceLimits& l = ctx.limits();
+  const int64_t invocations = std::min<int64_t>({256, l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]});
+  constexpr int64_t kT = 4, kBK = 16;  // 4x4 outputs per invocation, k-steps of 16
+  auto round4 = [](int64_t v) { return (v + kT - 1) / kT * kT; };
+  GemmTiles best{0, 0, 0, 0, 0};
+  int64_t best_area = 0, best_tiles = 0;
+  // mt x nt equal tiles, sides rounded up to 4 (at most 32 x 32 tilings tried: a few us); a tile
+  // of bm x bn has bm*bn/16 invocations. Smallest padded area wins, then the fewest tiles (A
+  // and B re-read less), among tiles of 32..`invocations` invocations that fit shared memory.
+  for (int64_t mt = 1; mt <= 32; ++mt) {
+    const int64_t bm = round4((rows + mt - 1) / mt);
+    for (int64_t nt = 1; nt <= 32; ++nt) {
+      const int64_t bn = round4((cols + nt - 1) / nt);
+      const int64_t threads = (bm / kT) * (bn / kT);
+      if (threads > invocations || threads < 32) continue;
+      if (kBK * (bm + bn) * int64_t(elem_bytes) + (bm + kBK) * 16 > int64_t{l.maxComputeSharedMemorySize}) continue;
+      const int64_t area = mt * bm * nt * bn, tiles = mt * nt;
+      if (best.bm == 0 || area < best_area || (area == best_area && tiles < best_tiles)) {
+        best = {uint32_t(bm), uint32_t(bn), uint32_t(kBK), uint32_t(kT), uint32_t(kT)};
+        best_area = area, best_tiles = tiles;
+      }
+    }
+  }
+  return best.bm ? best : gemm_tiles(ctx, rows, cols, elem_bytes);
+}
+
+GemmTiles input_gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes) {
+  if (cols <= 16 || cols >= 64) return gemm_tiles(ctx, rows, cols, elem_bytes);
+  const VkPhysicalDeviceLimits& l = ctx.limits();
+  const int64_t invocations = std::min<int64_t>({256, l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]});
+  const int64_t bn = (cols + 3) / 4 * 4, tcols = bn / 4;  // 20..60 wide: 5..15 invocation columns
+  int64_t bm = 4 * (invocations / tcols);                 // rows of 4 as many as fit
+  // shared memory: BK*(BM+BN) elements + (BM+BK) ivec4 (implicit_gemm.glsl)
+  while (bm > 4 && 16 * (bm + bn) * int64_t(elem_bytes) + (bm + 16) * 16 > int64_t{l.maxComputeSharedMemorySize}) bm -= 4;
+  if ((bm / 4) * tcols < 32) return gemm_tiles(ctx, rows, cols, elem_bytes);
+  return {uint32_t(bm), uint32_t(bn), 16, 4, 4};
+}
+
 uint32_t elementwise_threads(const Context& ctx) {
   const VkPhysicalDeviceLimits& l = ctx.limits();
   return std::min<uint32_t>({256, l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]});
@@ -64,12 +105,18 @@ Lanes lanes(const Context& ctx) {
   return l;
 }
 
-bool vec4_shaders(int64_t channels, int64_t depth_multiplier) {
-  static const bool v1 = [] {
+// GRADRT_VULKAN_SHADERS (read once per process): v1 -> 1, v5 -> 5, anything else -> 4.
+int shader_set() {
+  static const int set = [] {
     const char* e = std::getenv("GRADRT_VULKAN_SHADERS");
-    return e && std::string(e) == "v1";
+    const std::string v = e ? e : "";
+    return v == "v1" ? 1 : v == "v5" ? 5 : 4;
   }();
-  return !v1 && channels > 0 && channels % 4 == 0 && depth_multiplier == 1;
+  return set;
+}
+
+bool vec4_shaders(int64_t channels, int64_t depth_multiplier) {
+  return shader_set() >= 4 && channels > 0 && channels % 4 == 0 && depth_multiplier == 1;
 }
 
 Lanes quad_lanes(const Context& ctx, int64_t quads) {

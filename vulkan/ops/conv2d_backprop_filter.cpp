@@ -20,12 +20,16 @@ Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, con
   GRADRT_RETURN_IF_ERROR(make_conv_push("conv2d_backprop_filter", p, &push));
   const int64_t M = p.filter_h * p.filter_w * p.filter_in_c, N = p.out_c / p.groups;
   const int64_t K = p.batch * p.out_h * p.out_w;
-  const GemmTiles t = gemm_tiles(ctx, M, N, sizeof(T));
+  // GRADRT_VULKAN_SHADERS=v5: tiles fitted to M x N (a GPU A/B decides; see common.h).
+  const GemmTiles t = shader_set() >= 5 ? filter_gemm_tiles(ctx, M, N, sizeof(T)) : gemm_tiles(ctx, M, N, sizeof(T));
   const int64_t tiles = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
 
-  // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long; bounded by
-  // the partial buffer and the z group count.
-  int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + 8 * t.bk - 1) / (8 * t.bk));
+  // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long (v5: 4, since its
+  // fitted tiles are few: 144 x 24 is one tile, so at batch 8 (K = 25088) 8 k-steps would leave
+  // 196 workgroups for 132 SMs; 4 gives 392, for 5.4 MB more of partial sums); bounded by the
+  // partial buffer and the z group count.
+  const int64_t min_steps = shader_set() >= 5 ? 4 : 8;
+  int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + min_steps * t.bk - 1) / (min_steps * t.bk));
   wanted = std::min({wanted, max_filter_splits(ctx, n_dw, sizeof(T)),
                      int64_t{ctx.limits().maxComputeWorkGroupCount[2]} / p.groups});
   const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), t.bk);

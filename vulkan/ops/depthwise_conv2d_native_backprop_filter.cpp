@@ -1,6 +1,8 @@
 // DepthwiseConv2dNativeBackpropFilter on Vulkan: shaders/depthwise_conv2d_native_backprop_filter.comp
 // (or its _v4 form, four channels per column, when vec4_shaders() takes the shape) writes one
-// partial dw per chunk of (n, oy, ox); shaders/sum_partials.comp adds them in order.
+// partial dw per chunk of (n, oy, ox); shaders/sum_partials.comp adds them in order. With
+// GRADRT_VULKAN_SHADERS=v5 the vec4 shapes run the _v5 partial pass instead: the same geometry
+// and order (same bits), the nine tap sums in named registers (see the shader's header).
 #include <algorithm>
 
 #include "common.h"
@@ -8,6 +10,8 @@
 #include "depthwise_conv2d_native_backprop_filter_f64.spv.h"
 #include "depthwise_conv2d_native_backprop_filter_v4.spv.h"
 #include "depthwise_conv2d_native_backprop_filter_v4_f64.spv.h"
+#include "depthwise_conv2d_native_backprop_filter_v5.spv.h"
+#include "depthwise_conv2d_native_backprop_filter_v5_f64.spv.h"
 #include "ops.h"
 #include "status_macros.h"
 
@@ -34,9 +38,10 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
   push.splits = static_cast<int32_t>(split.splits);
 
   const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(v4 ? GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter_v4, 3, ConvPush)
-                                       : GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter, 3, ConvPush),
-                                    l.spec(), &k));
+  const ShaderCode code = !v4                ? GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter, 3, ConvPush)
+                          : shader_set() >= 5 ? GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter_v5, 3, ConvPush)
+                                              : GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter_v4, 3, ConvPush);
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(code, l.spec(), &k));
   return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, gx, group_count(ctx, split.splits, 1, 1), gz);
 }
 
