@@ -11,14 +11,14 @@
 # batch 8 and 32 on vulkan, (2b) the A/B: gradrt_step on vulkan in each configuration of
 # AB_SETS, AB_ROUNDS (default 3) rounds interleaved:
 #   v1      GRADRT_VULKAN_SHADERS=v1: the scalar session-9 depthwise/batch-norm shaders
-#   v4      the default: session 10's vec4 shaders
-#   v5      GRADRT_VULKAN_SHADERS=v5: session 11's variants (depthwise filter gradient _v5,
-#           conv filter gradient tiles fitted to M x N; NOTES "Vulkan")
-#   v5spin  v5 and GRADRT_VULKAN_WAIT=spin: the polling fence wait (wall time only)
+#   v4      GRADRT_VULKAN_SHADERS=v4: session 10's vec4 shaders
+#   v5      the default shader set: v4 plus session 11's depthwise filter gradient _v5 and conv
+#           filter gradient tiles fitted to M x N (NOTES "Vulkan")
+#   v5spin  v5 with the polling fence wait (the default on a real GPU; the others block)
 # (4) bench/cudnn_step.py (torch + cuDNN, float32 with TF32 off and on), then THE A/B table
 # (bench/shader_ab.py: per op and configuration GPU ms, % of BANDWIDTH_GBPS, v4/x, cuDNN fp32 ms
 # and cuDNN/best; per step GPU ms, wall ms, wall/GPU), (2') gradrt_step on cpu, (3) vulkan_bench
-# per op with the default shaders and with v5, (5) the final table with the cpu rows.
+# per op with v4 and v5 (the default), (5) the final table with the cpu rows.
 # Files (few: the device tool returns at most 8): $OUT/log.txt (everything printed, every
 # table), gpu_step.json, step.jsonl (step 2), ab_steps.jsonl (every A/B run; its "shaders" and
 # "wait" fields name the configuration); scratch goes to $OUT/../gpu_step_work.
@@ -54,9 +54,9 @@ step() {  # step BACKEND MODEL BATCH
 }
 ab_env() {  # the environment of one A/B configuration
   case "$1" in
-    v1) echo GRADRT_VULKAN_SHADERS=v1 ;;
-    v4) echo GRADRT_VULKAN_SHADERS=v4 ;;
-    v5) echo GRADRT_VULKAN_SHADERS=v5 ;;
+    v1) echo GRADRT_VULKAN_SHADERS=v1 GRADRT_VULKAN_WAIT=block ;;
+    v4) echo GRADRT_VULKAN_SHADERS=v4 GRADRT_VULKAN_WAIT=block ;;
+    v5) echo GRADRT_VULKAN_SHADERS=v5 GRADRT_VULKAN_WAIT=block ;;
     v5spin) echo GRADRT_VULKAN_SHADERS=v5 GRADRT_VULKAN_WAIT=spin ;;
     *) echo "unknown A/B set $1" >&2; echo GRADRT_AB_UNKNOWN=1 ;;
   esac
@@ -66,9 +66,9 @@ say "device"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null
 "$CLI" devices 2>&1 | head -20
 
-say "(1) Vulkan tests with the validation layer (default shaders, then v5 with the polling wait)"
+say "(1) Vulkan tests with the validation layer (default: v5 and the polling wait here; then v4, blocking)"
 GRADRT_VULKAN_VALIDATION=1 timeout 60 "$TESTS" --test-case='vulkan:*' 2>&1 | tail -4
-GRADRT_VULKAN_VALIDATION=1 GRADRT_VULKAN_SHADERS=v5 GRADRT_VULKAN_WAIT=spin timeout 60 "$TESTS" --test-case='vulkan:*' 2>&1 |
+GRADRT_VULKAN_VALIDATION=1 GRADRT_VULKAN_SHADERS=v4 GRADRT_VULKAN_WAIT=block timeout 60 "$TESTS" --test-case='vulkan:*' 2>&1 |
   tail -4
 
 say "(2) gradrt_step on vulkan"
@@ -105,7 +105,7 @@ for model in mobilenet_block resnet_block; do
   for batch in $BATCHES; do left "gradrt_step cpu $model $batch" && step cpu $model "$batch"; done
 done
 
-say "(3) vulkan_bench per op: default shaders, then GRADRT_VULKAN_SHADERS=v5"
+say "(3) vulkan_bench per op: GRADRT_VULKAN_SHADERS=v4, then v5 (the default)"
 if [ "${SKIP_VBENCH:-0}" = 1 ]; then echo skipped; else
   for set in v4 v5; do
     left "vulkan_bench $set" || break

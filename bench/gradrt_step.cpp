@@ -418,13 +418,13 @@ int main(int argc, char** argv) {
     ops += row;
   }
   ops += "]";
-  // GRADRT_VULKAN_SHADERS: v1 (scalar session-9 shaders), v4 (the default) or v5 (the session-11
-  // variants); GRADRT_VULKAN_WAIT=spin: the polling fence wait. bench/shader_ab.py labels its
+  // GRADRT_VULKAN_SHADERS: v1 (scalar session-9 shaders), v4 (session 10's) or v5 (the default);
+  // GRADRT_VULKAN_WAIT=spin|block (default: spin on a real GPU, block on a CPU device). bench/shader_ab.py labels its
   // columns with these two fields.
   const std::string env_shaders = std::getenv("GRADRT_VULKAN_SHADERS") ? std::getenv("GRADRT_VULKAN_SHADERS") : "";
   const std::string env_wait = std::getenv("GRADRT_VULKAN_WAIT") ? std::getenv("GRADRT_VULKAN_WAIT") : "";
-  const char* shaders = backend != "vulkan" ? "-" : env_shaders == "v1" ? "v1" : env_shaders == "v5" ? "v5" : "v4";
-  const char* wait = backend != "vulkan" ? "-" : env_wait == "spin" ? "spin" : "block";
+  const char* shaders = backend != "vulkan" ? "-" : env_shaders == "v1" ? "v1" : env_shaders == "v4" ? "v4" : "v5";
+  const char* wait = backend != "vulkan" ? "-" : env_wait == "spin" ? "spin" : env_wait == "block" ? "block" : "default";
   if (json) {
     std::printf(
         "{\"backend\":\"%s\",\"shaders\":\"%s\",\"wait\":\"%s\",\"model\":\"%s\",\"batch\":%lld,\"device\":\"%s\",\"cpu\":\"%s\",\"steps\":%d,\"kernels\":%zu,"

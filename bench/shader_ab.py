@@ -5,9 +5,9 @@
                                [--cudnn GPU_STEP.json] [--bandwidth GBPS]
 
 Each STEP.jsonl holds gradrt_step --backend vulkan --json lines of one configuration, e.g.
-v1 (GRADRT_VULKAN_SHADERS=v1: the scalar session-9 shaders), v4 (the default: session 10's vec4
-shaders), v5 (GRADRT_VULKAN_SHADERS=v5: session 11's variants), v5+spin (and
-GRADRT_VULKAN_WAIT=spin: the polling fence wait). bench/gpu_step.sh writes them, rounds
+v1 (GRADRT_VULKAN_SHADERS=v1: the scalar session-9 shaders), v4 (session 10's vec4 shaders), v5
+(the default: session 11's variants), v5+spin (and GRADRT_VULKAN_WAIT=spin: the polling fence wait,
+the default on a real GPU). bench/gpu_step.sh writes them, rounds
 interleaved. For every (model, batch) and every kernel of the chain: the median per-op GPU time
 of each configuration's rounds, its share of --bandwidth (the bytes the kernel must move,
 gradrt_step's "bytes", over the time; default 3350 GB/s: H100 SXM), base/x for every other

@@ -109,22 +109,24 @@ void Submissions::release(std::unique_ptr<Submission> s) {
   idle_.push_back(std::move(s));
 }
 
-// GRADRT_VULKAN_WAIT=spin (read once per process): wait() first polls the fence for up to
-// kSpinNs, then blocks as before. A blocking wait can sleep past the fence's signal (on the
-// H100 a step's wall was ~70 us above its GPU time); polling trades a busy host core for that
-// latency, so it is opt-in until a GPU run shows the gain (bench/gpu_step.sh's wait A/B).
-static bool spin_wait() {
-  static const bool spin = [] {
+// How wait() waits (GRADRT_VULKAN_WAIT, read once per process): on a real GPU it first polls the
+// fence for up to kSpinNs, then blocks; on a CPU device (lavapipe) it blocks at once (polling there
+// takes a core from the driver's own threads). `spin` / `block` force either. A blocking wait can
+// sleep past the fence's signal: on the H100 (bench/results_gpu_h100.txt, session 11) polling
+// took a step's wall / GPU time from 1.11-1.20 to 1.02-1.06 with the same GPU time.
+static bool spin_wait(const DeviceInfo& info) {
+  static const int forced = [] {
     const char* e = std::getenv("GRADRT_VULKAN_WAIT");
-    return e && std::string(e) == "spin";
+    const std::string v = e ? e : "";
+    return v == "spin" ? 1 : v == "block" ? 0 : -1;
   }();
-  return spin;
+  return forced >= 0 ? forced == 1 : info.is_real_gpu();
 }
 
 VkResult Submissions::wait(Submission* s, uint64_t timeout_ns) {
   constexpr uint64_t kSpinNs = 2000000;  // 2 ms: a step's length; longer work blocks
   VkResult r = VK_NOT_READY;
-  if (spin_wait()) {
+  if (spin_wait(device_.info())) {
     const auto start = std::chrono::steady_clock::now();
     const uint64_t spin_ns = std::min(timeout_ns, kSpinNs);
     // VK_NOT_READY: not yet; VK_SUCCESS: signalled; an error (device lost) ends the wait.

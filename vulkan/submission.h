@@ -36,8 +36,8 @@ class Submissions : NoCopy {
   Status acquire(uint32_t sets, uint32_t descriptors, bool timing, std::unique_ptr<Submission>* out);
   // Back to the idle list: its fence signalled, or it was never submitted.
   void release(std::unique_ptr<Submission> s);
-  // Waits for the fence (at most timeout_ns; GRADRT_VULKAN_WAIT=spin polls it for the first
-  // 2 ms). VK_TIMEOUT or an error: call abandon().
+  // Waits for the fence (at most timeout_ns; on a real GPU it polls the fence for the first 2 ms,
+  // GRADRT_VULKAN_WAIT=spin|block forces either way). VK_TIMEOUT or an error: call abandon().
   VkResult wait(Submission* s, uint64_t timeout_ns);
   // Its wait failed: the device may still use it and `buffers`; kept apart until settle().
   void abandon(std::unique_ptr<Submission> s, std::vector<Buffer> buffers);

@@ -81,18 +81,6 @@ GemmTiles filter_gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size
   return best.bm ? best : gemm_tiles(ctx, rows, cols, elem_bytes);
 }
 
-GemmTiles input_gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes) {
-  if (cols <= 16 || cols >= 64) return gemm_tiles(ctx, rows, cols, elem_bytes);
-  const VkPhysicalDeviceLimits& l = ctx.limits();
-  const int64_t invocations = std::min<int64_t>({256, l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]});
-  const int64_t bn = (cols + 3) / 4 * 4, tcols = bn / 4;  // 20..60 wide: 5..15 invocation columns
-  int64_t bm = 4 * (invocations / tcols);                 // rows of 4 as many as fit
-  // shared memory: BK*(BM+BN) elements + (BM+BK) ivec4 (implicit_gemm.glsl)
-  while (bm > 4 && 16 * (bm + bn) * int64_t(elem_bytes) + (bm + 16) * 16 > int64_t{l.maxComputeSharedMemorySize}) bm -= 4;
-  if ((bm / 4) * tcols < 32) return gemm_tiles(ctx, rows, cols, elem_bytes);
-  return {uint32_t(bm), uint32_t(bn), 16, 4, 4};
-}
-
 uint32_t elementwise_threads(const Context& ctx) {
   const VkPhysicalDeviceLimits& l = ctx.limits();
   return std::min<uint32_t>({256, l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]});
@@ -105,12 +93,12 @@ Lanes lanes(const Context& ctx) {
   return l;
 }
 
-// GRADRT_VULKAN_SHADERS (read once per process): v1 -> 1, v5 -> 5, anything else -> 4.
+// GRADRT_VULKAN_SHADERS (read once per process): v1 -> 1, v4 -> 4, anything else -> 5.
 int shader_set() {
   static const int set = [] {
     const char* e = std::getenv("GRADRT_VULKAN_SHADERS");
     const std::string v = e ? e : "";
-    return v == "v1" ? 1 : v == "v5" ? 5 : 4;
+    return v == "v1" ? 1 : v == "v4" ? 4 : 5;
   }();
   return set;
 }

@@ -29,17 +29,12 @@ struct GemmTiles {
   std::vector<uint32_t> spec() const { return {threads(), bm, bn, bk, tm, tn}; }
 };
 GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes);
-// The filter gradients' tiles under GRADRT_VULKAN_SHADERS=v5 (session 11): their C (M x N: taps x
+// The filter gradients' tiles in the default shader set (v5, session 11): their C (M x N: taps x
 // channels, often small and not a multiple of 64, e.g. 144 x 24) is cut into equal tiles of 4x4
 // per invocation that cover it with the least padding (144 x 24: one 144 x 24 tile of 216
 // invocations instead of three 64 x 64 tiles that are 72% padding); K is split as before.
 // Falls back to gemm_tiles() when no such tile has >= 32 invocations.
 GemmTiles filter_gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes);
-// The input gradient's tiles under v5: C is (pixels x input channels), rows many; when 16 <
-// cols < 64 (MobileNet's 24) gemm_tiles' 64-wide tile is mostly padding (24 of 64), so the
-// tile is cols rounded up to 4 wide and as tall as the workgroup allows (24: 168 x 24, 4x4 per
-// invocation, 252 invocations). Other widths: gemm_tiles().
-GemmTiles input_gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes);
 
 // Workgroup size for the one-invocation-per-element shaders.
 uint32_t elementwise_threads(const Context& ctx);
@@ -56,11 +51,10 @@ Lanes lanes(const Context& ctx);
 // scalar session-9 shaders, kept for A/B runs on a GPU; the tests run the sweeps both ways).
 bool vec4_shaders(int64_t channels, int64_t depth_multiplier = 1);
 // Which shader set GRADRT_VULKAN_SHADERS selects (read once per process): 1 = `v1`, the scalar
-// session-9 shaders; 4 = the default, the session-10 `_v4` ones where vec4_shaders() takes the
-// shape; 5 = `v5`, the default plus the session-11 variants (the depthwise filter gradient's
-// `_v5` partial pass, the conv filter gradient's filter_gemm_tiles and shorter splits, the
-// input gradient's input_gemm_tiles). v5
-// becomes the default once a GPU run shows it ahead (bench/gpu_step.sh).
+// session-9 shaders; 4 = `v4`, session 10's `_v4` ones where vec4_shaders() takes the shape; 5 = the
+// default: v4 plus session 11's depthwise filter gradient `_v5` (its nine tap sums in registers) and
+// the conv filter gradient's filter_gemm_tiles with shorter K splits (H100: 1.3-2.5x v4 on those
+// ops, the same elsewhere; bench/results_gpu_h100.txt).
 int shader_set();
 // Lanes for `quads` columns of work (channel quads): cols the smallest power of two >= quads
 // below 8 quads, else 8, 16 or 32, whichever leaves the fewest columns idle (ties: the wider);
