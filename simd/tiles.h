@@ -27,11 +27,6 @@ struct ConvTuning {
   // padded output channels fit 128 and for wider ones.
   int64_t filter_k_narrow = 512;
   int64_t filter_k_wide = 256;
-  // Conv2DBackpropFilter with at most this many input channels per group (groups == 1,
-  // horizontal dilation 1, filter wider than 1): the GEMM's rows are a whole row of taps
-  // (kx, ci), fw*ci contiguous x values, instead of one tap's ci channels (RGB input: 3 rows
-  // of a 6-row tile, one tile per tap). 0 turns it off.
-  int64_t filter_tap_rows_max_c = 4;
   // Conv2DBackpropInput: an interior tile prefetches the next tile's dy lines under every
   // tap row (Zen 5: 1-7% faster; Emerald Rapids: 2-3% slower).
   bool input_prefetch_dy = true;

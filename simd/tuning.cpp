@@ -146,11 +146,6 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld/%lld%c", &a, &b, &tail) != 2 || a < 1 || b < 1) return false;
       t.filter_k_narrow = a, t.filter_k_wide = b;
-    } else if (key == "filter_rows") {  // tap-row mode up to this many input channels (0: off)
-      long long a = -1;
-      char tail = 0;
-      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
-      t.filter_tap_rows_max_c = a;
     } else if (key == "input_pf") {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
@@ -167,12 +162,11 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 }
 
 std::string describe(const ConvTuning& t) {
-  char buf[240];
-  std::snprintf(buf, sizeof buf, "input %dx%d, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s, filter tap rows to %lld channels",
+  char buf[192];
+  std::snprintf(buf, sizeof buf, "input %dx%d, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s",
                 t.backprop_input.rows, t.backprop_input.vectors, t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
-                static_cast<long long>(t.filter_k_wide), t.input_prefetch_dy ? "on" : "off",
-                static_cast<long long>(t.filter_tap_rows_max_c));
+                static_cast<long long>(t.filter_k_wide), t.input_prefetch_dy ? "on" : "off");
   return buf;
 }
 

@@ -173,43 +173,6 @@ TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
   }
 }
 
-TEST_CASE("cpu: conv filter gradient with few input channels (tap-row mode) at every ISA") {
-  test::IsaGuard guard;
-  std::mt19937 rng(21);
-  // Input channels 1-4 (tap-row mode: a row of taps is one run of fw*ci x values) and 5 (the
-  // per-tap mode): 7x7/2, 3x3/1, 3x3/2, 5x5/1, an even 2x2 filter (padding on one side only),
-  // images narrower than the filter, channels off every tile, several K chunks.
-  const gradrt::ConvParams shapes[] = {
-      test::same_conv_params(2, 13, 11, 3, 32, 7, 2), test::same_conv_params(3, 9, 10, 3, 32, 3, 1),
-      test::same_conv_params(2, 12, 9, 3, 16, 3, 2),  test::same_conv_params(1, 8, 7, 1, 20, 5, 1),
-      test::same_conv_params(2, 6, 7, 2, 9, 2, 1),    test::same_conv_params(1, 3, 4, 4, 40, 7, 1),
-      test::same_conv_params(1, 9, 8, 4, 33, 3, 2),   test::same_conv_params(1, 7, 9, 5, 24, 3, 1)};
-  for (simd::Isa isa : simd::supported_isas()) {
-    const simd::ConvTuning saved = simd::cpu_tuning(isa);
-    for (int64_t max_c : {int64_t(4), int64_t(0)}) {  // 0: the per-tap mode, the same shapes
-      for (int64_t k : {int64_t(1024), int64_t(40)}) {
-        CAPTURE(simd::isa_name(isa));
-        CAPTURE(max_c);
-        CAPTURE(k);
-        simd::ConvTuning tu = saved;
-        tu.filter_tap_rows_max_c = max_c;
-        tu.filter_k_narrow = tu.filter_k_wide = k;
-        REQUIRE(simd::set_cpu_tuning(isa, tu));
-        REQUIRE(simd::set_cpu_isa(isa));
-        auto cpu = test::variants("cpu");
-        std::vector<test::Variant> here;
-        for (const test::Variant& v : cpu)
-          if (v.isa == isa) here.push_back(v);
-        for (const gradrt::ConvParams& p : shapes) {
-          test::conv_case<float>(here, test::ConvKernel::bwd_filter, p, rng);
-          test::conv_case<double>(here, test::ConvKernel::bwd_filter, p, rng);
-        }
-      }
-    }
-    REQUIRE(simd::set_cpu_tuning(isa, saved));
-  }
-}
-
 TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   using simd::Isa;
   simd::ConvTuning t = simd::conv_tuning(Isa::avx512, simd::Microarch::zen5);
@@ -231,11 +194,6 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::apply_tiles_override(Isa::avx512, "input_pf=1", &s));
   CHECK(s.input_prefetch_dy);
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input_pf=2", &s));
-  CHECK(s.filter_tap_rows_max_c == 4);
-  CHECK(simd::apply_tiles_override(Isa::avx512, "filter_rows=0", &s));
-  CHECK(s.filter_tap_rows_max_c == 0);
-  CHECK(simd::apply_tiles_override(Isa::avx512, "filter_rows=4", &s));
-  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_rows=-1", &s));
   const simd::ConvTuning before = s;
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input=5x5", &s));      // not instantiated
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "inptu=12x2", &s));     // unknown key

@@ -35,12 +35,6 @@ ScratchSize conv2d_backprop_filter_scratch(int64_t fic, int64_t np, int64_t MR, 
       .add_per_thread(line_bytes<int64_t>(3 * KC));
 }
 
-// Few input channels: the tap-row mode of conv2d_backprop_filter_tiled (a choice from the
-// shape and tuning.filter_tap_rows_max_c; every other shape keeps the per-tap mode).
-inline bool conv2d_backprop_filter_tap_rows(const ConvTuning& tuning, const ConvParams& p) {
-  return p.groups == 1 && p.dilation_w == 1 && p.filter_w > 1 && p.filter_in_c <= tuning.filter_tap_rows_max_c;
-}
-
 // With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants) and the K chunks of
 // `tuning`.
 template <class T, class Arch, int MR_, int NRV>
@@ -48,16 +42,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
                                   const T* dy, T* dw) {
   using G = Gemm<T, Arch, MR_, NRV>;
   constexpr int64_t MR = MR_, NR = G::NR;
-  // Tap-row mode (few input channels, conv2d_backprop_filter_tap_rows): a "tap" t is a
-  // filter row ky and its "channels" are the fw*ci values (kx, c), contiguous in x at
-  // x[n, iy, ix0 .. ix0+fw-1, 0 .. ci-1] (groups 1 so in_c == ci, dilation_w 1). dw's layout
-  // [ky][kx][c][oc] is then [t][f][oc] as before. Each dw value is still one FMA chain over
-  // the pixels in order (padding adds 0*dy as before): the same bits as the per-tap mode.
-  const bool rows_mode = conv2d_backprop_filter_tap_rows(tuning, p);
-  const int64_t taps = rows_mode ? p.filter_h : p.filter_h * p.filter_w;
-  const int64_t fic = rows_mode ? p.filter_w * p.filter_in_c : p.filter_in_c, groups = p.groups;
-  const int64_t ci = p.filter_in_c;
-  constexpr int64_t kOutside = INT64_MIN;  // off[k] of a pixel whose tap (row) lies outside x
+  const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, groups = p.groups;
   const int64_t ocg = p.out_c / groups, np = (ocg + NR - 1) / NR;
   const int64_t npix = p.batch * p.out_h * p.out_w;
   const int64_t nw = p.w_elements();
@@ -179,7 +164,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
         const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
         const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
         if (offs_for != g * taps + t) {  // x offsets of the chunk's pixels under tap t
-          const int64_t ky = rows_mode ? t : t / fw, kx = rows_mode ? 0 : t % fw;
+          const int64_t ky = t / fw, kx = t % fw;
           const int64_t dyy = ky * dh, dxx = kx * dwl, dt = (dyy * in_w + dxx) * in_c + g * fic;
           const uint64_t uh = static_cast<uint64_t>(in_h), uw = static_cast<uint64_t>(in_w);
           const int64_t* __restrict o00 = pix;
@@ -188,13 +173,9 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
           int64_t* __restrict offr = off;
           const T** __restrict pt_ = ptab;
           for (int64_t k = 0; k < kc; ++k) {
-            // Tap-row mode: only the row is checked here (o may then be negative: x column
-            // -2 of row 0, hence the kOutside mark rather than -1); the tile's kx range is checked per
-            // tile below.
-            const bool in = static_cast<uint64_t>(iy0[k] + dyy) < uh &&
-                            (rows_mode || static_cast<uint64_t>(ix0[k] + dxx) < uw);
+            const bool in = static_cast<uint64_t>(iy0[k] + dyy) < uh && static_cast<uint64_t>(ix0[k] + dxx) < uw;
             const int64_t o = o00[k] + dt;
-            offr[k] = in ? o : kOutside;
+            offr[k] = in ? o : -1;
             pt_[k] = in ? x + o : zero;
           }
           offs_for = g * taps + t;
@@ -203,27 +184,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
         // copies its channels so that no read runs past them.
         const T* const* at = ptab;
         int64_t a_off = f0;
-        if (rows_mode) {
-          // Rows f0 .. f0+cap-1 are (kx, c) = (r / ci, r % ci): in place where the pixel's
-          // columns ix0 + kx_lo .. ix0 + kx_hi all lie in x (and the tile is full), else a
-          // copy with zeros for the columns outside x and the rows past mr.
-          const int64_t kx_lo = f0 / ci, kx_hi = (f0 + cap - 1) / ci;
-          const int64_t* ix0 = pix + 2 * KC;
-          for (int64_t k = 0; k < kc; ++k) {
-            if (off[k] != kOutside && mr == cap && ix0[k] + kx_lo >= 0 && ix0[k] + kx_hi < in_w) {
-              a[k] = x + off[k] + f0;
-              continue;
-            }
-            T* dst = apack + k * cap;
-            for (int64_t i = 0; i < cap; ++i) {
-              const int64_t r = f0 + i, ix = ix0[k] + r / ci;
-              dst[i] = (off[k] != kOutside && i < mr && ix >= 0 && ix < in_w) ? x[off[k] + r] : T(0);
-            }
-            a[k] = dst;
-          }
-          at = a;
-          a_off = 0;
-        } else if (mr != cap) {
+        if (mr != cap) {
           for (int64_t k = 0; k < kc; ++k) {
             T* dst = apack + k * cap;
             for (int64_t i = 0; i < cap; ++i) dst[i] = (off[k] >= 0 && i < mr) ? x[off[k] + f0 + i] : T(0);
@@ -255,8 +216,7 @@ size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, c
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
     const int64_t np = (p.out_c / imax(1, p.groups) + NR - 1) / NR;
     const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
-    const int64_t fic = conv2d_backprop_filter_tap_rows(tuning, p) ? p.filter_w * p.filter_in_c : p.filter_in_c;
-    bytes = conv2d_backprop_filter_scratch<T>(fic, np, MR, NR, KC).total(threads);
+    bytes = conv2d_backprop_filter_scratch<T>(p.filter_in_c, np, MR, NR, KC).total(threads);
   });
   return bytes;
 }
