@@ -2,7 +2,7 @@
 """Paired A/B of gradrt builds or environment settings on the issue-3 rows, through the command line.
 
     bench/cli_ab.py VARIANT [VARIANT ...] [--rounds 9] [--threads 1,2] [--batch 1,8] [--only SUBSTRING ...]
-                    [--all-kernels]
+                    [--all-kernels] [--small-c]
 
 A VARIANT is a gradrt binary ("build/gradrt", "/tmp/old/gradrt"), or a binary and environment settings
 after a colon ("build/gradrt:GRADRT_CPU_ISA=avx2"). The first is the base. Each round runs every row on
@@ -11,7 +11,8 @@ every variant back to back (order reversed every other round), `gradrt run --rep
 per-round ratios to the base. On a shared host whose speed drifts by 10-40% over minutes, only these
 paired ratios separate a 1-2% change from the drift. --all-kernels adds a row for each cpu kernel the
 issue-3 rows do not run (forward ops, batch-norm statistics and inference gradient, fractional, max and
-average pooling, the relu and bias kernels).
+average pooling, the relu and bias kernels). --small-c runs only the 3-channel first-layer filter gradients
+(e.g. build/gradrt against build/gradrt:GRADRT_CPU_TILES=filter=12x2: the filter gradient's GEMM tile).
 """
 import argparse, os, statistics, sys, tempfile
 
@@ -70,6 +71,19 @@ def relu_bias_kernels(batch):
     ]
 
 
+def small_c_kernels(batch):
+    """Filter gradients of first layers with 3 input channels (issue 21, the Keras step's models;
+    the batch there is 32 or 64)."""
+    out = []
+    for f, hw, co, s in [(7, 64, 32, 2), (3, 32, 32, 1), (3, 64, 16, 2)]:
+        o = (hw + s - 1) // s
+        x, w, dy = [batch, hw, hw, 3], [f, f, 3, co], [batch, o, o, co]
+        out.append(("conv", "Conv2DBackpropFilter", "%dx%d %dx%dx3->%d s%d" % (f, f, hw, hw, co, s),
+                    {"input": (x, "<f4", None), "filter_sizes": ([4], "<i4", w), "out_backprop": (dy, "<f4", None)},
+                    {"strides": [1, s, s, 1], "padding": "SAME"}))
+    return out
+
+
 def median_ms(variant, args, repeat):
     binary, _, settings = variant.partition(":")
     env = dict(os.environ)
@@ -85,8 +99,11 @@ def main():
     ap.add_argument("--batch", default="1,8")
     ap.add_argument("--only", nargs="*", default=[], help="substrings a row name must contain")
     ap.add_argument("--all-kernels", action="store_true", help="also the kernels outside the issue-3 rows")
+    ap.add_argument("--small-c", action="store_true", help="only the 3-channel first-layer filter gradients")
     a = ap.parse_args()
     case_list = (lambda batch: cm.cases(batch) + other_kernels(batch)) if a.all_kernels else cm.cases
+    if a.small_c:
+        case_list = small_c_kernels
     workdir = tempfile.mkdtemp(prefix="gradrt-ab-")
     selected = [("%s %s b%d t%d" % (op, label, b, t), args)
                 for t, _, op, label, b, args in cm.cli_rows([int(t) for t in a.threads.split(",")],

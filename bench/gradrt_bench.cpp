@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -377,6 +378,12 @@ int main(int argc, char** argv) {
     add_conv_cases(cases, true, n, 112, 32, 32, 3, 1);
     add_conv_cases(cases, true, n, 56, 144, 144, 3, 2);
     add_batch_norm_case(cases, n, 56, 256);
+    // First layers on RGB input (issue 21: the Keras step's models): the filter gradient only
+    // (a first layer needs no input gradient).
+    for (const auto& [h, oc, k, s] : {std::array<int64_t, 4>{64, 32, 7, 2}, {32, 32, 3, 1}, {64, 16, 3, 2}}) {
+      add_conv_cases(cases, false, n, h, 3, oc, k, s);
+      cases.erase(cases.end() - 2);  // add_conv_cases' Conv2DBackpropInput
+    }
   }
 
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");

@@ -27,6 +27,10 @@ struct ConvTuning {
   // padded output channels fit 128 and for wider ones.
   int64_t filter_k_narrow = 512;
   int64_t filter_k_wide = 256;
+  // Conv2DBackpropFilter with at most this many input channels (one group, undilated
+  // columns, fw > 1, out_c in whole vectors) runs conv2d_backprop_filter_few_c.h: GEMM rows are
+  // a filter row's (kx, c) values. 0: off (the per-tap GEMM for every shape).
+  int64_t filter_few_c_max = 4;
   // Conv2DBackpropInput: an interior tile prefetches the next tile's dy lines under every
   // tap row (Zen 5: 1-7% faster; Emerald Rapids: 2-3% slower).
   bool input_prefetch_dy = true;

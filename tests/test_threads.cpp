@@ -100,6 +100,14 @@ std::vector<Case> cases() {
   add("conv_bp_filter_big", "Conv2DBackpropFilter",
       {test::random(F, {4, 24, 24, 16}, rng), ints({3, 3, 16, 16}), test::random(F, {4, 24, 24, 16}, rng)},
       {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}});
+  // Few input channels (conv2d_backprop_filter_few_c.h): 3840 output pixels, 7 chunks of
+  // partial sums, cut by the shape alone.
+  add("conv_bp_filter_few_c", "Conv2DBackpropFilter",
+      {test::random(F, {4, 32, 30, 3}, rng), ints({3, 3, 3, 32}), test::random(F, {4, 32, 30, 32}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}});
+  add("conv_bp_filter_few_c_7x7s2", "Conv2DBackpropFilter",
+      {test::random(F, {3, 40, 38, 3}, rng), ints({7, 7, 3, 16}), test::random(F, {3, 20, 19, 16}, rng)},
+      {{"strides", il({1, 2, 2, 1})}, {"padding", AttrValue("SAME")}});
   add("conv_bp_filter_v2_half", "Conv2DBackpropFilterV2",
       {test::random(DType::float16, {2, 8, 8, 4}, rng),
        test::random(DType::float16, {3, 3, 4, 5}, rng),

@@ -173,6 +173,54 @@ TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
   }
 }
 
+TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_filter_few_c.h) at every ISA") {
+  test::IsaGuard guard;
+  std::mt19937 rng(21);
+  auto shape = [](int64_t n, int64_t h, int64_t w, int64_t ci, int64_t co, int64_t f, int64_t s) {
+    return test::same_conv_params(n, h, w, ci, co, f, s);
+  };
+  // Input channels 1-4 with out_c in whole vectors at every width (16, 32, 48, 64, 96: the
+  // path) and out_c 20 (the per-tap GEMM at 8- and 16-wide units), 5 channels (the per-tap
+  // GEMM); 7x7/2, 3x3/1, 3x3/2, 5x5/1 and an even 2x2 filter (padding on one side only);
+  // images narrower than the filter; several chunks and segments (4 images of 32x30, chunks
+  // across image boundaries); VALID padding, uneven strides, vertical dilation, and a
+  // filter row of more values than the accumulators hold (7x7x4 = 28 rows).
+  std::vector<gradrt::ConvParams> shapes = {
+      shape(2, 13, 11, 3, 32, 7, 2), shape(3, 9, 10, 3, 32, 3, 1), shape(2, 12, 9, 3, 16, 3, 2),
+      shape(1, 8, 7, 1, 48, 5, 1),   shape(2, 6, 7, 2, 16, 2, 1),  shape(1, 3, 4, 4, 64, 7, 1),
+      shape(1, 9, 8, 4, 96, 3, 2),   shape(1, 7, 9, 5, 32, 3, 1),  shape(1, 9, 9, 3, 20, 3, 1),
+      shape(4, 32, 30, 3, 32, 3, 1), shape(3, 21, 23, 3, 16, 7, 2), shape(1, 10, 12, 4, 64, 7, 1)};
+  {
+    gradrt::ConvParams v = shape(2, 11, 13, 3, 32, 3, 1);  // VALID, strides 2x3, dilation 2x1
+    v.stride_h = 2, v.stride_w = 3, v.dilation_h = 2, v.pad_top = v.pad_left = 0;
+    v.out_h = (v.in_h - 5) / 2 + 1, v.out_w = (v.in_w - 3) / 3 + 1;
+    shapes.push_back(v);
+    gradrt::ConvParams e = shape(1, 10, 10, 3, 16, 3, 1);  // explicit padding, wider on the right
+    e.pad_top = 2, e.pad_left = 0, e.out_h = 10 + 2 + 1 - 3 + 1, e.out_w = 10 + 0 + 3 - 3 + 1;
+    shapes.push_back(e);
+  }
+  for (simd::Isa isa : simd::supported_isas()) {
+    const simd::ConvTuning saved = simd::cpu_tuning(isa);
+    for (int64_t max_c : {int64_t(4), int64_t(0)}) {  // 0: the per-tap GEMM, the same shapes
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(max_c);
+      simd::ConvTuning tu = saved;
+      tu.filter_few_c_max = max_c;
+      REQUIRE(simd::set_cpu_tuning(isa, tu));
+      REQUIRE(simd::set_cpu_isa(isa));
+      auto cpu = test::variants("cpu");
+      std::vector<test::Variant> here;
+      for (const test::Variant& v : cpu)
+        if (v.isa == isa) here.push_back(v);
+      for (const gradrt::ConvParams& p : shapes) {
+        test::conv_case<float>(here, test::ConvKernel::bwd_filter, p, rng);
+        test::conv_case<double>(here, test::ConvKernel::bwd_filter, p, rng);
+      }
+    }
+    REQUIRE(simd::set_cpu_tuning(isa, saved));
+  }
+}
+
 TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   using simd::Isa;
   simd::ConvTuning t = simd::conv_tuning(Isa::avx512, simd::Microarch::zen5);
@@ -194,6 +242,12 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::apply_tiles_override(Isa::avx512, "input_pf=1", &s));
   CHECK(s.input_prefetch_dy);
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input_pf=2", &s));
+  CHECK(s.filter_few_c_max == 4);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "filter_few_c=0", &s));
+  CHECK(s.filter_few_c_max == 0);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "filter_few_c=4", &s));
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_few_c=-1", &s));
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_few_c=3x", &s));
   const simd::ConvTuning before = s;
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input=5x5", &s));      // not instantiated
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "inptu=12x2", &s));     // unknown key

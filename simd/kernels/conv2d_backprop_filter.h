@@ -13,6 +13,7 @@
 #pragma once
 
 #include "common.h"
+#include "conv2d_backprop_filter_few_c.h"
 #include "../ukernels/gemm.h"
 #include "../ukernels/pack.h"
 
@@ -211,6 +212,8 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
 // Keep in step with the takes above (the test "cpu workspace" fails on any shortfall).
 template <class T, class Arch>
 size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, const ConvParams& p) {
+  if (conv2d_backprop_filter_few_c_applies<T, Arch>(tuning, p))
+    return conv2d_backprop_filter_few_c_scratch<T>(p).total(threads);
   size_t bytes = 0;
   with_gemm_tile<kTiles>(tuning.backprop_filter, [&]<int MR, int NRV>() {
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
@@ -224,6 +227,7 @@ size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, c
 template <class T, class Arch>
 void conv2d_backprop_filter(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x, const T* dy,
                             T* dw) {
+  if (conv2d_backprop_filter_few_c_applies<T, Arch>(tuning, p)) return conv2d_backprop_filter_few_c<T, Arch>(exec, p, x, dy, dw);
   with_gemm_tile<kTiles>(tuning.backprop_filter, [&]<int MR, int NRV>() {
     conv2d_backprop_filter_tiled<T, Arch, MR, NRV>(exec, tuning, p, x, dy, dw);
   });
