@@ -6,7 +6,7 @@
 // (avx512) and on an AVX2-only EPYC (avx2).
 //
 // GRADRT_CPU_TILES overrides entries for measurements, e.g.
-//   GRADRT_CPU_TILES=input=6x4,filter=12x2,conv2d=12x2,filter_k=512/256,input_pf=0,filter_few_c=0
+//   GRADRT_CPU_TILES=input=6x4,filter=12x2,conv2d=12x2,filter_k=512/256,input_pf=0,filter_few_c=0,dwf_pf=1
 // (a value naming a tile the ISA's unit has not instantiated is ignored, and `gradrt devices`
 // says so).
 #pragma once
@@ -55,8 +55,8 @@ const ConvTuning& cpu_tuning(Isa isa);
 // Not thread-safe against kernels running at the same time.
 bool set_cpu_tuning(Isa isa, const ConvTuning& t);
 
-// "input 12x2, filter 12x2, conv2d 12x2, filter K 512/256, input dy prefetch on, filter few-c to 4" (what
-// `gradrt devices` prints).
+// "input 12x2, filter 12x2, conv2d 12x2, filter K 512/256, input dy prefetch on, filter few-c to 4,
+// depthwise filter prefetch on" (what `gradrt devices` prints).
 std::string describe(const ConvTuning& t);
 
 }  // namespace gradrt::simd

@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "cases.h"
 #include "simd/cpu_isa.h"
+#include "simd/tuning.h"
 #include "harness.h"
 
 namespace {
@@ -286,7 +287,12 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks vs reference") {
   };
   const Geo geos[] = {{2, 9, 21, 32, 2, 0, 0, 1, 1},  {1, 15, 17, 48, 1, 1, 1, 1, 1}, {3, 7, 40, 16, 2, 1, 1, 1, 1},
                       {2, 11, 19, 64, 1, 0, 0, 0, 0}, {1, 4, 9, 144, 2, 0, 0, 1, 1},  {2, 6, 12, 32, 2, 1, 0, 0, 1},
-                      {1, 3, 3, 16, 1, 1, 1, 1, 1},   {2, 5, 26, 80, 1, 2, 0, 0, 2}};
+                      {1, 3, 3, 16, 1, 1, 1, 1, 1},   {2, 5, 26, 80, 1, 2, 0, 0, 2},
+                      // Rows wide enough for column strips (kDwfStripBytes): stride 1 and 2,
+                      // channel counts not a multiple of two vectors (a lone last vector), the
+                      // first strip starting after an edge column, odd widths.
+                      {1, 6, 112, 32, 1, 1, 1, 1, 1}, {2, 5, 131, 48, 1, 1, 1, 1, 1}, {1, 7, 150, 32, 2, 0, 0, 1, 1},
+                      {2, 4, 97, 80, 2, 1, 1, 1, 1},  {1, 3, 70, 16, 1, 0, 0, 0, 0}};
   for (const Geo& g : geos) {
     ConvParams p;
     p.batch = g.n;
@@ -337,24 +343,40 @@ TEST_CASE("cpu: depthwise input gradient stride-2 rows vs reference") {
 
 // The filter gradient's 3x3 chunked path past its prefetch threshold (x + dy over 8 MB:
 // the first channel vector of each chunk prefetches the next row's lines, a hint that must
-// not change any result), stride 1 and 2, 1 thread vs reference and 2 threads same bits.
+// not change any result), stride 1 and 2, with the prefetch on and off (ConvTuning, per
+// microarchitecture), 1 thread vs reference and 2 threads same bits.
 TEST_CASE("cpu: depthwise filter gradient 3x3 chunks past the prefetch size vs reference") {
   IsaGuard guard;
   std::mt19937 rng(53);
-  for (int64_t s : {1, 2}) {
-    ConvParams p;
-    p.batch = s == 1 ? 1 : 3;
-    p.in_h = 66;
-    p.in_w = 64;
-    p.in_c = p.filter_in_c = p.out_c = 256;
-    p.depth_multiplier = 1;
-    p.filter_h = p.filter_w = 3;
-    p.stride_h = p.stride_w = s;
-    p.pad_top = p.pad_left = s == 1 ? 1 : 0;
-    p.out_h = s == 1 ? 66 : 33;
-    p.out_w = s == 1 ? 64 : 32;
-    REQUIRE((p.x_elements() + p.y_elements()) * 4 > (int64_t(8) << 20));
-    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng);
+  struct Restore {
+    std::vector<std::pair<simd::Isa, simd::ConvTuning>> saved;
+    ~Restore() {
+      for (const auto& [isa, t] : saved) simd::set_cpu_tuning(isa, t);
+    }
+  } restore;
+  for (simd::Isa isa : simd::supported_isas()) restore.saved.emplace_back(isa, simd::cpu_tuning(isa));
+  for (bool prefetch : {true, false}) {
+    for (int64_t s : {1, 2}) {
+      CAPTURE(prefetch);
+      for (const auto& [isa, t] : restore.saved) {
+        simd::ConvTuning tu = t;
+        tu.depthwise_filter_prefetch = prefetch;
+        REQUIRE(simd::set_cpu_tuning(isa, tu));
+      }
+      ConvParams p;
+      p.batch = s == 1 ? 1 : 3;
+      p.in_h = 66;
+      p.in_w = 64;
+      p.in_c = p.filter_in_c = p.out_c = 256;
+      p.depth_multiplier = 1;
+      p.filter_h = p.filter_w = 3;
+      p.stride_h = p.stride_w = s;
+      p.pad_top = p.pad_left = s == 1 ? 1 : 0;
+      p.out_h = s == 1 ? 66 : 33;
+      p.out_w = s == 1 ? 64 : 32;
+      REQUIRE((p.x_elements() + p.y_elements()) * 4 > (int64_t(8) << 20));
+      check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng);
+    }
   }
 }
 

@@ -248,6 +248,13 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::apply_tiles_override(Isa::avx512, "filter_few_c=4", &s));
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_few_c=-1", &s));
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_few_c=3x", &s));
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).depthwise_filter_prefetch == false);
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).depthwise_filter_prefetch == true);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "dwf_pf=0", &s));
+  CHECK_FALSE(s.depthwise_filter_prefetch);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "dwf_pf=1", &s));
+  CHECK(s.depthwise_filter_prefetch);
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "dwf_pf=on", &s));
   const simd::ConvTuning before = s;
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input=5x5", &s));      // not instantiated
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "inptu=12x2", &s));     // unknown key

@@ -131,6 +131,29 @@ const T* dwf_wasm_chunks(const Exec& exec, Arena& scratch, const ConvParams& p, 
   return part;
 }
 
+// Output columns per strip of dwf_chunk3 for items of nv channels: the x rows (3 per
+// output row) and the dy row that one strip's pass over one output row touches stay within
+// l1 bytes, so the next output row finds two of its three x rows in L1 (without strips,
+// 112x112x32 stride 1 touches 57 KB per output row: every x line came from L2 three times).
+// Strips of about equal width (a multiple of 8); the whole row when it fits. The strips are
+// part of the summation order (dwf_chunk3), fixed by the shape.
+// Emerald Rapids (48 KiB L1d), 1 thread, cli_ab: 112x112x32 s1 0.90-0.92x the time at
+// batch 1 with budgets of 24 and 32 KiB (the same within noise), 0.91-0.97x at batch 8;
+// 24 KiB leaves room in a 32 KiB L1d (Zen 4). 56x56x144 s2 fits whole rows (no strips).
+constexpr int64_t kDwfStripBytes = int64_t{24} << 10;
+
+template <class T>
+int64_t dwf_strip(const ConvParams& p, int64_t nv, int64_t l1) {
+  const int64_t OW = p.out_w, S = p.stride_w, pixel = p.in_c * int64_t(sizeof(T));
+  const int64_t pb = pixel < 64 ? pixel : imax(64, nv * int64_t(sizeof(T)));  // bytes of each pixel touched
+  if (l1 <= 0) return imax(1, OW);
+  // (3 * ((w - 1) * S + 3) + w) * pb <= l1
+  const int64_t w = (l1 / pb - 6 + 3 * S) / (3 * S + 1);
+  if (w >= OW) return imax(1, OW);
+  const int64_t n = (OW + imax(8, w) - 1) / imax(8, w);
+  return ((OW + n - 1) / n + 7) / 8 * 8;
+}
+
 // The dwf_chunk3 path (3x3, dilation 1, M == 1, stride_w 1 or 2, whole vectors of channels;
 // native only: WASM keeps dwf_interior, see dwf_row). Work items are (row chunk, group of
 // NV channel vectors), chunk-major; rows are chunked so that a chunk's x rows (about 256 KB)
@@ -142,7 +165,8 @@ const T* dwf_wasm_chunks(const Exec& exec, Arena& scratch, const ConvParams& p, 
 // own L2 from one call to the next, and no x line is fetched by both cores.
 // Returns false (nothing done) if the shape is not one of these.
 template <class T, class Arch>
-bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, const T* x, const T* dy, T* dw) {
+bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, const T* x, const T* dy,
+                 T* dw) {
   // WASM (float): the row chunks of dwf_wasm_chunks, combined here.
   if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
     int64_t chunks = 0;
@@ -171,7 +195,10 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, const T*
   T* part = scratch.take<T>(chunks * nw + 1);
   // Prefetch (see dwf_chunk3) when x and dy are well past the L2s (a fixed size, not the
   // machine's: on cache-resident data the prefetches only cost).
-  const bool big = (p.x_elements() + rows * p.out_w * C) * int64_t(sizeof(T)) > (int64_t(8) << 20);
+  // Off where ConvTuning::depthwise_filter_prefetch says so (Emerald Rapids: the bursts of
+  // prefetches at each row's start cost more than the misses they remove).
+  const bool big = prefetch && (p.x_elements() + rows * p.out_w * C) * int64_t(sizeof(T)) > (int64_t(8) << 20);
+  const int64_t strip1 = dwf_strip<T>(p, L, kDwfStripBytes), strip2 = dwf_strip<T>(p, 2 * L, kDwfStripBytes);
   // Two channel vectors per item where 32 registers hold their 18 sums (the last one alone
   // if the count is odd): each pass over the chunk's rows reads two adjacent lines per pixel.
   const int64_t NV = kTiles.dw_channel_pairs ? 2 : 1;
@@ -191,11 +218,11 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, const T*
         prefetch_lines<Arch>(dy + r1 * p.out_w * C, p.out_w * C * int64_t(sizeof(T)));
       }
       if (NV == 2 && c + 2 * L <= C) {
-        if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
-        else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
+        if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
+        else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
       } else {
-        if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
-        else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, out, pf);
+        if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
+        else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
       }
     }
   });
@@ -230,15 +257,15 @@ size_t depthwise_conv2d_native_backprop_filter_workspace(int threads, const Conv
 }
 
 template <class T, class Arch>
-void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvParams& p, const T* x,
-                                             const T* dy, T* dw) {
+void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvTuning& tuning, const ConvParams& p,
+                                             const T* x, const T* dy, T* dw) {
   using V = Vec<T, Arch>;
   constexpr int64_t L = V::width;
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
   const int64_t nw = taps * OC;
   if (nw == 0) return;
   Arena scratch(exec);
-  if (dwf_chunked<T, Arch>(exec, scratch, p, x, dy, dw)) return;
+  if (dwf_chunked<T, Arch>(exec, scratch, p, tuning.depthwise_filter_prefetch, x, dy, dw)) return;
   const int64_t rows = p.batch * p.out_h;
   // At most 16 chunks of >= 2 rows: an even split for 2 threads at batch 1 (e.g. 28 rows:
   // 14 chunks of 2) and few partials to combine; fixed by the row count alone.

@@ -139,6 +139,12 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
 // outside [j_lo, j_hi) (some kx outside x) and rows with some ky outside x go one pixel at
 // a time, testing each tap. out points at the chunk's partial + c; every (t, c) of a
 // chunk is written by one call.
+// strip: output columns per strip (the driver's dwf_strip; >= out_w: one strip). The rows
+// are swept once per column strip, so that a strip's three x row pieces stay in L1 from
+// one output row to the next; the sums then run strip by strip, rows ascending inside
+// each strip, pixels ascending inside each row (a fixed order: the shape sets the strips).
+// The first strip ends `strip` columns past j_lo, the others are `strip` wide: every
+// strip's interior blocks start on the same P-aligned grid (strip is a multiple of 8).
 // pf (the chunk's first item, when x is far bigger than the caches): while on row r,
 // prefetch every channel of the data row r + 1 adds (its new x rows and its dy row), so
 // that the chunk's other items find them in L2: an item alone reads NV lines per pixel
@@ -146,7 +152,7 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
 // follow poorly from DRAM (measured: 0.6 -> 0.4-0.5 ms for 8x56x56x144 s2, 1 thread).
 template <class T, class Arch, int S, int NV>
 GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* dy, int64_t r0, int64_t r1,
-                                     int64_t c, int64_t j_lo, int64_t j_hi, T* out, bool pf) {
+                                     int64_t c, int64_t j_lo, int64_t j_hi, int64_t strip, T* out, bool pf) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
@@ -159,77 +165,83 @@ GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* d
   for (int v = 0; v < NV; ++v)
 #pragma GCC unroll 9
     for (int t = 0; t < 9; ++t) a0[v][t] = a1[v][t] = V::zero();
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t n = r / p.out_h, oy = r % p.out_h;
-    const int64_t iy0 = oy * p.stride_h - p.pad_top;
-    const T* dyr = dy + r * OW * C + c;
-    const T* xr = x + ((n * p.in_h + iy0) * W) * C + c;  // row iy0 (maybe outside x: not read then)
-    if (pf && r + 1 < r1) {
-      // x rows iy0 + 3 .. iy0 + 2 + stride_h of this image (contiguous), and dy row r + 1.
-      const int64_t ya = imax(0, iy0 + 3), yb = imin(p.in_h, iy0 + 3 + p.stride_h);
-      if (yb > ya) prefetch_lines<Arch>(x + ((n * p.in_h + ya) * W) * C, (yb - ya) * W * C * int64_t(sizeof(T)));
-      prefetch_lines<Arch>(dy + (r + 1) * OW * C, OW * C * int64_t(sizeof(T)));
-    }
-    // Pixel j, ky in [k0, k1), every kx inside x.
-    auto pixel = [&](int64_t j, int k0, int k1) {
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) {
-        const B d0 = V::load(dyr + j * C + v * L);
-        // Fully unrolled (constant indices keep a0 in registers).
-#pragma GCC unroll 3
-        for (int ky = 0; ky < 3; ++ky)
-#pragma GCC unroll 3
-          for (int kx = 0; kx < 3; ++kx) {
-            const int64_t ix = j * S - pl + kx;
-            if (ky >= k0 && ky < k1 && ix >= 0 && ix < W)
-              a0[v][ky * 3 + kx] = V::fma(d0, V::load(xr + (ky * W + ix) * C + v * L), a0[v][ky * 3 + kx]);
-          }
+  // Column strips [ja, jb): the first ends strip columns past j_lo, so that every strip's
+  // interior blocks start on the same P-aligned grid as without strips.
+  for (int64_t ja = 0, jb = 0; ja < OW; ja = jb) {
+    jb = imin(OW, (ja == 0 ? j_lo : ja) + strip);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / p.out_h, oy = r % p.out_h;
+      const int64_t iy0 = oy * p.stride_h - p.pad_top;
+      const T* dyr = dy + r * OW * C + c;
+      const T* xr = x + ((n * p.in_h + iy0) * W) * C + c;  // row iy0 (maybe outside x: not read then)
+      if (pf && ja == 0 && r + 1 < r1) {
+        // x rows iy0 + 3 .. iy0 + 2 + stride_h of this image (contiguous), and dy row r + 1.
+        const int64_t ya = imax(0, iy0 + 3), yb = imin(p.in_h, iy0 + 3 + p.stride_h);
+        if (yb > ya) prefetch_lines<Arch>(x + ((n * p.in_h + ya) * W) * C, (yb - ya) * W * C * int64_t(sizeof(T)));
+        prefetch_lines<Arch>(dy + (r + 1) * OW * C, OW * C * int64_t(sizeof(T)));
       }
-    };
-    if (iy0 < 0 || iy0 + 3 > p.in_h) {
-      const int k0 = static_cast<int>(imax(0, -iy0)), k1 = static_cast<int>(imin(3, p.in_h - iy0));
-      for (int64_t j = 0; j < OW; ++j) pixel(j, k0, k1);
-      continue;
-    }
-    for (int64_t j = 0; j < j_lo; ++j) pixel(j, 0, 3);
-    int64_t j = j_lo;
-    for (; j + P <= j_hi; j += P) {
-      B d[NV][P];
-      const T* dq = dyr + j * C;
-#pragma GCC unroll 8
-      for (int q = 0; q < P; ++q) {
-#pragma GCC unroll 2
+      // Pixel j, ky in [k0, k1), every kx inside x.
+      auto pixel = [&](int64_t j, int k0, int k1) {
+  #pragma GCC unroll 2
         for (int v = 0; v < NV; ++v) {
-          d[v][q] = V::load(dq + v * L);
-          dw_pin(d[v][q]);
+          const B d0 = V::load(dyr + j * C + v * L);
+          // Fully unrolled (constant indices keep a0 in registers).
+  #pragma GCC unroll 3
+          for (int ky = 0; ky < 3; ++ky)
+  #pragma GCC unroll 3
+            for (int kx = 0; kx < 3; ++kx) {
+              const int64_t ix = j * S - pl + kx;
+              if (ky >= k0 && ky < k1 && ix >= 0 && ix < W)
+                a0[v][ky * 3 + kx] = V::fma(d0, V::load(xr + (ky * W + ix) * C + v * L), a0[v][ky * 3 + kx]);
+            }
         }
-        dq += C;
-        dw_pin_ptr(dq);
+      };
+      if (iy0 < 0 || iy0 + 3 > p.in_h) {
+        const int k0 = static_cast<int>(imax(0, -iy0)), k1 = static_cast<int>(imin(3, p.in_h - iy0));
+        for (int64_t j = ja; j < jb; ++j) pixel(j, k0, k1);
+        continue;
       }
-#pragma GCC unroll 3
-      for (int ky = 0; ky < 3; ++ky) {
-        const T* s = xr + (ky * W + j * S - pl) * C;
-        // x pixel q = pp*S + kx: tap kx of pixel pp. For a fixed tap, pp ascends with q.
-#pragma GCC unroll 32
-        for (int q = 0; q < Q; ++q) {
-#pragma GCC unroll 2
+      int64_t j = ja;
+      for (; j < imin(jb, j_lo); ++j) pixel(j, 0, 3);
+      const int64_t je = imin(jb, j_hi);
+      for (; j + P <= je; j += P) {
+        B d[NV][P];
+        const T* dq = dyr + j * C;
+  #pragma GCC unroll 8
+        for (int q = 0; q < P; ++q) {
+  #pragma GCC unroll 2
           for (int v = 0; v < NV; ++v) {
-            B xv = V::load(s + v * L);
-            dw_pin(xv);
-#pragma GCC unroll 3
-            for (int kx = 0; kx < 3; ++kx)
-              if (q >= kx && (q - kx) % S == 0 && (q - kx) / S < P) {
-                const int pp = (q - kx) / S;
-                if (kSplit && (pp & 1)) a1[v][ky * 3 + kx] = V::fma(d[v][pp], xv, a1[v][ky * 3 + kx]);
-                else a0[v][ky * 3 + kx] = V::fma(d[v][pp], xv, a0[v][ky * 3 + kx]);
-              }
+            d[v][q] = V::load(dq + v * L);
+            dw_pin(d[v][q]);
           }
-          s += C;
-          dw_pin_ptr(s);
+          dq += C;
+          dw_pin_ptr(dq);
+        }
+  #pragma GCC unroll 3
+        for (int ky = 0; ky < 3; ++ky) {
+          const T* s = xr + (ky * W + j * S - pl) * C;
+          // x pixel q = pp*S + kx: tap kx of pixel pp. For a fixed tap, pp ascends with q.
+  #pragma GCC unroll 32
+          for (int q = 0; q < Q; ++q) {
+  #pragma GCC unroll 2
+            for (int v = 0; v < NV; ++v) {
+              B xv = V::load(s + v * L);
+              dw_pin(xv);
+  #pragma GCC unroll 3
+              for (int kx = 0; kx < 3; ++kx)
+                if (q >= kx && (q - kx) % S == 0 && (q - kx) / S < P) {
+                  const int pp = (q - kx) / S;
+                  if (kSplit && (pp & 1)) a1[v][ky * 3 + kx] = V::fma(d[v][pp], xv, a1[v][ky * 3 + kx]);
+                  else a0[v][ky * 3 + kx] = V::fma(d[v][pp], xv, a0[v][ky * 3 + kx]);
+                }
+            }
+            s += C;
+            dw_pin_ptr(s);
+          }
         }
       }
+      for (; j < jb; ++j) pixel(j, 0, 3);
     }
-    for (; j < OW; ++j) pixel(j, 0, 3);
   }
 #pragma GCC unroll 2
   for (int v = 0; v < NV; ++v)
