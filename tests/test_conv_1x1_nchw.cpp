@@ -45,12 +45,12 @@ std::vector<double> run_values(const std::string& op, const test::Named& in, con
 TEST_CASE("sweep: NCHW 1x1 gradients without transposes equal the reference on NHWC copies, every variant") {
   test::IsaGuard guard;
   const std::vector<Shape> shapes = {
-      {3, 37, 9, 11, 45},  // odd everything, 99 pixels
-      {2, 5, 4, 4, 3},     // 16 pixels: the smallest that takes the path
-      {2, 6, 3, 5, 7},     // 15 pixels: keeps the transposes
-      {1, 64, 8, 8, 32},   // batch 1
-      {4, 1, 6, 7, 17},    // one input channel
-      {2, 19, 13, 3, 1},   // one output channel
+      {3, 37, 19, 17, 45},  // odd everything, 323 pixels
+      {2, 5, 16, 16, 3},   // 256 pixels: the smallest that takes the path
+      {2, 6, 15, 17, 7},   // 255 pixels: keeps the transposes
+      {1, 64, 16, 17, 32},  // batch 1
+      {4, 1, 16, 19, 17},   // one input channel
+      {2, 19, 29, 9, 1},    // one output channel
   };
   const DType dtypes[] = {DType::float32, DType::float64, DType::float16};
   std::mt19937 rng(2111);
@@ -111,7 +111,7 @@ TEST_CASE("sweep: which NCHW conv gradients take the per-image GEMM path") {
   gradrt::ConvSpec spec;
   spec.nchw = true;
   gradrt::ConvParams p;
-  p.batch = 2, p.in_h = p.out_h = 4, p.in_w = p.out_w = 5, p.in_c = p.filter_in_c = 3, p.out_c = 7;
+  p.batch = 2, p.in_h = p.out_h = 16, p.in_w = p.out_w = 17, p.in_c = p.filter_in_c = 3, p.out_c = 7;
   p.filter_h = p.filter_w = 1;
   using gradrt::Kernel;
   auto remap = [&](Kernel k, const gradrt::ConvParams& q, const char* backend = "cpu") {
@@ -120,7 +120,7 @@ TEST_CASE("sweep: which NCHW conv gradients take the per-image GEMM path") {
   REQUIRE(remap(Kernel::conv2d_backprop_filter, p));
   CHECK(remap(Kernel::conv2d_backprop_filter, p)->kernel == Kernel::conv2d_backprop_input);
   CHECK(remap(Kernel::conv2d_backprop_input, p)->kernel == Kernel::conv2d);
-  CHECK(remap(Kernel::conv2d_backprop_input, p)->p.out_c == 20);  // pixels
+  CHECK(remap(Kernel::conv2d_backprop_input, p)->p.out_c == 16 * 17);  // pixels
   CHECK(!remap(Kernel::conv2d, p));                                // forward: not remapped
   CHECK(!remap(Kernel::conv2d_backprop_filter, p, "reference"));   // the oracle keeps its path
   gradrt::ConvParams q = p;
@@ -134,6 +134,9 @@ TEST_CASE("sweep: which NCHW conv gradients take the per-image GEMM path") {
   CHECK(!remap(Kernel::conv2d_backprop_filter, q));
   q = p;
   q.filter_h = 3;
+  CHECK(!remap(Kernel::conv2d_backprop_filter, q));
+  q = p;
+  q.in_w = q.out_w = 15;  // 240 pixels
   CHECK(!remap(Kernel::conv2d_backprop_filter, q));
   spec.nchw = false;
   CHECK(!remap(Kernel::conv2d_backprop_filter, p));

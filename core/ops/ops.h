@@ -164,8 +164,10 @@ struct ConvRemap {
   Kernel kernel;  // the kernel that runs (conv2d for the input gradient, conv2d_backprop_input for the filter's)
   ConvParams p;   // its params, one image
 };
-// Images with fewer pixels (H*W) keep core's transposes.
-constexpr int64_t kNchw1x1MinPixels = 16;
+// Images with fewer pixels (H*W) keep core's transposes: per image the GEMMs are short (the
+// filter gradient's K is H*W) and each image's packing and dw sum dominate (7x7x512->512
+// batch 8: 3-4x the time of the transposes; 16x16 and larger: 0.4-0.8x; Emerald Rapids).
+constexpr int64_t kNchw1x1MinPixels = 256;
 // The remap of kernel `which` on (spec, p), when it applies: NCHW, 1x1, stride 1, no padding,
 // one group, >= kNchw1x1MinPixels pixels, on any backend but "reference" (the oracle).
 std::optional<ConvRemap> nchw_1x1_remap(Kernel which, const ConvSpec& spec, const ConvParams& p, bool depthwise,
