@@ -2,7 +2,7 @@
 """Paired A/B of gradrt builds or environment settings on the issue-3 rows, through the command line.
 
     bench/cli_ab.py VARIANT [VARIANT ...] [--rounds 9] [--threads 1,2] [--batch 1,8] [--only SUBSTRING ...]
-                    [--all-kernels] [--small-c]
+                    [--all-kernels] [--one-by-one] [--small-c]
 
 A VARIANT is a gradrt binary ("build/gradrt", "/tmp/old/gradrt"), or a binary and environment settings
 after a colon ("build/gradrt:GRADRT_CPU_ISA=avx2"). The first is the base. Each round runs every row on
@@ -11,8 +11,9 @@ every variant back to back (order reversed every other round), `gradrt run --rep
 per-round ratios to the base. On a shared host whose speed drifts by 10-40% over minutes, only these
 paired ratios separate a 1-2% change from the drift. --all-kernels adds a row for each cpu kernel the
 issue-3 rows do not run (forward ops, batch-norm statistics and inference gradient, fractional, max and
-average pooling, the relu and bias kernels). --small-c runs only the 3-channel first-layer filter gradients
-(e.g. build/gradrt against build/gradrt:GRADRT_CPU_TILES=filter=12x2: the filter gradient's GEMM tile).
+average pooling, the relu and bias kernels); --one-by-one adds 1x1 gradients with few channels (NHWC) and
+NCHW 1x1 gradients (select them with --only 1x1). --small-c runs only the 3-channel first-layer filter
+gradients (e.g. build/gradrt against build/gradrt:GRADRT_CPU_TILES=filter_few_c=0).
 """
 import argparse, os, statistics, sys, tempfile
 
@@ -82,6 +83,24 @@ def small_c_kernels(batch):
                     {"input": (x, "<f4", None), "filter_sizes": ([4], "<i4", w), "out_backprop": (dy, "<f4", None)},
                     {"strides": [1, s, s, 1], "padding": "SAME"}))
     return out
+def onebyone_kernels(batch):
+    """1x1 conv gradient rows (issue 21 items 2-3): small channel counts of the Keras models'
+    1x1 layers (NHWC filter gradient), and NCHW 1x1 gradients (per-image GEMMs, no transposes)."""
+    rows = []
+    attrs = {"strides": [1, 1, 1, 1], "padding": "SAME"}
+    for hw, ci, co in [(32, 16, 8), (16, 48, 8), (32, 8, 48), (32, 32, 16), (16, 144, 24)]:
+        x, w, dy = [batch, hw, hw, ci], [1, 1, ci, co], [batch, hw, hw, co]
+        rows.append(("conv", "Conv2DBackpropFilter", "1x1 %dx%dx%d->%d" % (hw, hw, ci, co),
+                     {"input": (x, "<f4", None), "filter_sizes": ([4], "<i4", w), "out_backprop": (dy, "<f4", None)}, attrs))
+    nchw = dict(attrs, data_format="NCHW")
+    for hw, ci, co in [(32, 32, 32), (16, 64, 64), (28, 256, 512), (7, 512, 512)]:
+        x, w, dy = [batch, ci, hw, hw], [1, 1, ci, co], [batch, co, hw, hw]
+        label = "1x1 NCHW %dx%dx%d->%d" % (hw, hw, ci, co)
+        rows.append(("conv", "Conv2DBackpropFilter", label,
+                     {"input": (x, "<f4", None), "filter_sizes": ([4], "<i4", w), "out_backprop": (dy, "<f4", None)}, nchw))
+        rows.append(("conv", "Conv2DBackpropInput", label,
+                     {"input_sizes": ([4], "<i4", x), "filter": (w, "<f4", None), "out_backprop": (dy, "<f4", None)}, nchw))
+    return rows
 
 
 def median_ms(variant, args, repeat):
@@ -99,11 +118,11 @@ def main():
     ap.add_argument("--batch", default="1,8")
     ap.add_argument("--only", nargs="*", default=[], help="substrings a row name must contain")
     ap.add_argument("--all-kernels", action="store_true", help="also the kernels outside the issue-3 rows")
+    ap.add_argument("--one-by-one", action="store_true", help="also small-channel and NCHW 1x1 gradient rows")
     ap.add_argument("--small-c", action="store_true", help="only the 3-channel first-layer filter gradients")
     a = ap.parse_args()
-    case_list = (lambda batch: cm.cases(batch) + other_kernels(batch)) if a.all_kernels else cm.cases
-    if a.small_c:
-        case_list = small_c_kernels
+    extra = lambda batch: (other_kernels(batch) if a.all_kernels else []) + (onebyone_kernels(batch) if a.one_by_one else [])
+    case_list = small_c_kernels if a.small_c else (lambda batch: cm.cases(batch) + extra(batch))
     workdir = tempfile.mkdtemp(prefix="gradrt-ab-")
     selected = [("%s %s b%d t%d" % (op, label, b, t), args)
                 for t, _, op, label, b, args in cm.cli_rows([int(t) for t in a.threads.split(",")],

@@ -138,6 +138,8 @@ class OpContext {
   void use_workspace(PlanWorkspace* ws) { ws_ = ws; }
 
   const Exec& exec() const { return exec_; }
+  // RunOptions::backend as the caller asked ("auto", "cpu", "reference", ...).
+  const std::string& backend_option() const { return options_.backend; }
   const std::string& ran_on() const { return ran_on_; }
   void set_ran_on(std::string backend) { ran_on_ = std::move(backend); }
   Status finish();  // after a successful op: unknown attributes are refused

@@ -172,6 +172,13 @@ std::vector<Case> cases() {
       {ints({2, 5, 9, 9}), test::random(F, {2, 5, 5, 5}, rng)},
       {{"ksize", il({1, 1, 3, 3})}, {"strides", il({1, 1, 2, 2})}, {"padding", AttrValue("SAME")},
        {"data_format", AttrValue("NCHW")}});
+  // NCHW 1x1 gradients as per-image GEMMs (conv_1x1_nchw.cpp): batch 3 sums three dw parts.
+  add("conv_bp_filter_nchw_1x1", "Conv2DBackpropFilter",
+      {test::random(F, {3, 37, 17, 19}, rng), ints({1, 1, 37, 45}), test::random(F, {3, 45, 17, 19}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("VALID")}, {"data_format", AttrValue("NCHW")}});
+  add("conv_bp_input_nchw_1x1_f64", "Conv2DBackpropInput",
+      {ints({3, 37, 17, 19}), test::random(D, {1, 1, 37, 45}, rng), test::random(D, {3, 45, 17, 19}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}, {"data_format", AttrValue("NCHW")}});
   // An error case mixed in: the same status every time, never a stale output.
   add("error_case", "Conv2DBackpropInput",
       {ints({1, 8, 8, 3}), test::random(F, {3, 3, 3, 4}, rng), test::random(F, {1, 7, 8, 4}, rng)},

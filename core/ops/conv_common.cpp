@@ -36,7 +36,11 @@ Status finish_conv(OpContext& ctx, Kernel which, const ConvOperands& c, const st
   };
   const ConvParams& p = c.p;
   const int64_t w_elements = c.depthwise ? p.dw_w_elements() : p.w_elements();
-  const KernelQuery q{which, ctx.compute_double() ? DType::float64 : DType::float32, &p, conv_work(p, c.depthwise),
+  // The call as run_conv_kernel will make it: a remapped NCHW 1x1 gradient runs another
+  // kernel on per-image params (its workspace and thread count come from those).
+  const std::optional<ConvRemap> r = nchw_1x1_remap(which, c.spec, p, c.depthwise, ctx.backend_option());
+  const KernelQuery q{r ? r->kernel : which, ctx.compute_double() ? DType::float64 : DType::float32, r ? &r->p : &p,
+                      r ? conv_work(r->p, false) : conv_work(p, c.depthwise),
                       std::max({p.x_elements(), w_elements, p.y_elements()})};
   return ctx.defer(q, [s = Step{which, c.spec, p, c.depthwise, ctx.input_name(&c.a.t), ctx.input_name(&c.b.t),
                                 c.a.role, c.b.role, c.out.role}](OpContext& ctx) {

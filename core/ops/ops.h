@@ -1,6 +1,8 @@
 // The op implementations (one per stem in ops.inc) and what they share.
 #pragma once
 
+#include <optional>
+
 #include "conv_shape.h"
 #include "op_context.h"
 #include "reference/reference.h"
@@ -156,6 +158,23 @@ inline int64_t conv_work(const ConvParams& p, bool depthwise) {
   return p.y_elements() * p.filter_h * p.filter_w * (depthwise ? 1 : p.filter_in_c);
 }
 
+// A conv gradient run as another conv kernel on reinterpreted params (conv_1x1_nchw.cpp):
+// NCHW 1x1 stride-1 gradients as per-image GEMMs on the channels-first data, no transposes.
+struct ConvRemap {
+  Kernel kernel;  // the kernel that runs (conv2d for the input gradient, conv2d_backprop_input for the filter's)
+  ConvParams p;   // its params, one image
+};
+// Images with fewer pixels (H*W) keep core's transposes: per image the GEMMs are short (the
+// filter gradient's K is H*W) and each image's packing and dw sum dominate (7x7x512->512
+// batch 8: 3-4x the time of the transposes; 16x16 and larger: 0.4-0.8x; Emerald Rapids).
+constexpr int64_t kNchw1x1MinPixels = 256;
+// The remap of kernel `which` on (spec, p), when it applies: NCHW, 1x1, stride 1, no padding,
+// one group, >= kNchw1x1MinPixels pixels, on any backend but "reference" (the oracle).
+std::optional<ConvRemap> nchw_1x1_remap(Kernel which, const ConvSpec& spec, const ConvParams& p, bool depthwise,
+                                        const std::string& backend);
+// Runs c through r (r from nchw_1x1_remap of the same call).
+Status run_nchw_1x1(OpContext& ctx, Kernel which, const ConvOperands& c, const ConvRemap& r);
+
 // The common tail of the six conv ops, after validation and output allocation: an empty
 // output, or a sum over an empty operand (zeros, already there), runs nothing; otherwise
 // conv kernel `which` computes out from (a, b) in the compute type, NCHW operands transposed
@@ -165,6 +184,7 @@ inline Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& 
   const int64_t w_elements = c.depthwise ? p.dw_w_elements() : p.w_elements();
   auto count = [&](ConvRole r) { return r == ConvRole::kX ? p.x_elements() : r == ConvRole::kW ? w_elements : p.y_elements(); };
   if (c.out.t->num_elements() == 0 || count(c.a.role) == 0 || count(c.b.role) == 0) return Status::OK();
+  if (auto r = nchw_1x1_remap(which, c.spec, p, c.depthwise, ctx.backend_option())) return run_nchw_1x1(ctx, which, c, *r);
   const ChannelsFirst cf_x{p.batch, p.in_c, p.in_h * p.in_w}, cf_dy{p.batch, p.out_c, p.out_h * p.out_w};
   auto layout = [&](ConvRole r) -> const ChannelsFirst* {
     if (!c.spec.nchw || r == ConvRole::kW) return nullptr;

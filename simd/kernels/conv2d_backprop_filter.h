@@ -209,13 +209,32 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   });
 }
 
+// The tile for p: the tuned one, unless the group's output channels fill at most half of its
+// NR columns; then the unit's instantiated tile with the fewest column vectors. Every dw column
+// a panel pads costs the micro-kernel as much as a real one: with Emerald Rapids' 6x4 tile (64
+// floats) a 1x1 16->8 filter gradient (MobileNetV2) computed 8 real columns of 64; 12x2
+// computes 8 of 32 (0.74x the time, bench/results_xeon_emr.txt). Depends on the shape only.
+template <class T, class Arch>
+GemmTile conv2d_backprop_filter_tile(const ConvTuning& tuning, const ConvParams& p) {
+  GemmTile tile = tuning.backprop_filter;
+  int64_t nr = 0;
+  with_gemm_tile<kTiles>(tile, [&]<int MR, int NRV>() {
+    tile = GemmTile{MR, NRV};  // what runs (a tile the unit lacks runs its default)
+    nr = Gemm<T, Arch, MR, NRV>::NR;
+  });
+  if (2 * (p.out_c / imax(1, p.groups)) > nr) return tile;
+  for (const GemmTile& t : kTiles.gemm)
+    if (t.rows > 0 && t.vectors < tile.vectors) tile = t;
+  return tile;
+}
+
 // Keep in step with the takes above (the test "cpu workspace" fails on any shortfall).
 template <class T, class Arch>
 size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, const ConvParams& p) {
   if (conv2d_backprop_filter_few_c_applies<T, Arch>(tuning, p))
     return conv2d_backprop_filter_few_c_scratch<T>(p).total(threads);
   size_t bytes = 0;
-  with_gemm_tile<kTiles>(tuning.backprop_filter, [&]<int MR, int NRV>() {
+  with_gemm_tile<kTiles>(conv2d_backprop_filter_tile<T, Arch>(tuning, p), [&]<int MR, int NRV>() {
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
     const int64_t np = (p.out_c / imax(1, p.groups) + NR - 1) / NR;
     const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
@@ -228,7 +247,7 @@ template <class T, class Arch>
 void conv2d_backprop_filter(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x, const T* dy,
                             T* dw) {
   if (conv2d_backprop_filter_few_c_applies<T, Arch>(tuning, p)) return conv2d_backprop_filter_few_c<T, Arch>(exec, p, x, dy, dw);
-  with_gemm_tile<kTiles>(tuning.backprop_filter, [&]<int MR, int NRV>() {
+  with_gemm_tile<kTiles>(conv2d_backprop_filter_tile<T, Arch>(tuning, p), [&]<int MR, int NRV>() {
     conv2d_backprop_filter_tiled<T, Arch, MR, NRV>(exec, tuning, p, x, dy, dw);
   });
 }
