@@ -2,7 +2,7 @@
 """Paired A/B of gradrt builds or environment settings on the issue-3 rows, through the command line.
 
     bench/cli_ab.py VARIANT [VARIANT ...] [--rounds 9] [--threads 1,2] [--batch 1,8] [--only SUBSTRING ...]
-                    [--all-kernels]
+                    [--all-kernels] [--keras]
 
 A VARIANT is a gradrt binary ("build/gradrt", "/tmp/old/gradrt"), or a binary and environment settings
 after a colon ("build/gradrt:GRADRT_CPU_ISA=avx2"). The first is the base. Each round runs every row on
@@ -85,8 +85,11 @@ def main():
     ap.add_argument("--batch", default="1,8")
     ap.add_argument("--only", nargs="*", default=[], help="substrings a row name must contain")
     ap.add_argument("--all-kernels", action="store_true", help="also the kernels outside the issue-3 rows")
+    ap.add_argument("--keras", action="store_true", help="the Keras-step input-gradient rows only (cli_medians)")
     a = ap.parse_args()
     case_list = (lambda batch: cm.cases(batch) + other_kernels(batch)) if a.all_kernels else cm.cases
+    if a.keras:
+        case_list = cm.keras_cases
     workdir = tempfile.mkdtemp(prefix="gradrt-ab-")
     selected = [("%s %s b%d t%d" % (op, label, b, t), args)
                 for t, _, op, label, b, args in cm.cli_rows([int(t) for t in a.threads.split(",")],

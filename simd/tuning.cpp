@@ -146,6 +146,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld/%lld%c", &a, &b, &tail) != 2 || a < 1 || b < 1) return false;
       t.filter_k_narrow = a, t.filter_k_wide = b;
+    } else if (key == "input_fit") {
+      const std::string val(v, vn);
+      if (val != "0" && val != "1") return false;
+      t.input_fit_columns = val == "1";
     } else if (key == "input_pf") {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
@@ -162,9 +166,11 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 }
 
 std::string describe(const ConvTuning& t) {
-  char buf[192];
-  std::snprintf(buf, sizeof buf, "input %dx%d, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s",
-                t.backprop_input.rows, t.backprop_input.vectors, t.backprop_filter.rows, t.backprop_filter.vectors,
+  char buf[224];
+  std::snprintf(buf, sizeof buf,
+                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s",
+                t.backprop_input.rows, t.backprop_input.vectors,
+                t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
                 static_cast<long long>(t.filter_k_wide), t.input_prefetch_dy ? "on" : "off");
   return buf;
