@@ -2,7 +2,7 @@
 """Paired A/B of gradrt builds or environment settings on the issue-3 rows, through the command line.
 
     bench/cli_ab.py VARIANT [VARIANT ...] [--rounds 9] [--threads 1,2] [--batch 1,8] [--only SUBSTRING ...]
-                    [--all-kernels] [--one-by-one] [--small-c]
+                    [--all-kernels] [--one-by-one] [--small-c] [--keras]
 
 A VARIANT is a gradrt binary ("build/gradrt", "/tmp/old/gradrt"), or a binary and environment settings
 after a colon ("build/gradrt:GRADRT_CPU_ISA=avx2"). The first is the base. Each round runs every row on
@@ -120,9 +120,10 @@ def main():
     ap.add_argument("--all-kernels", action="store_true", help="also the kernels outside the issue-3 rows")
     ap.add_argument("--one-by-one", action="store_true", help="also small-channel and NCHW 1x1 gradient rows")
     ap.add_argument("--small-c", action="store_true", help="only the 3-channel first-layer filter gradients")
+    ap.add_argument("--keras", action="store_true", help="the Keras-step input-gradient rows only (cli_medians)")
     a = ap.parse_args()
     extra = lambda batch: (other_kernels(batch) if a.all_kernels else []) + (onebyone_kernels(batch) if a.one_by_one else [])
-    case_list = small_c_kernels if a.small_c else (lambda batch: cm.cases(batch) + extra(batch))
+    case_list = small_c_kernels if a.small_c else cm.keras_cases if a.keras else (lambda batch: cm.cases(batch) + extra(batch))
     workdir = tempfile.mkdtemp(prefix="gradrt-ab-")
     selected = [("%s %s b%d t%d" % (op, label, b, t), args)
                 for t, _, op, label, b, args in cm.cli_rows([int(t) for t in a.threads.split(",")],

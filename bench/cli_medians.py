@@ -68,6 +68,26 @@ def cases(batch):
     return out
 
 
+# Conv2DBackpropInput shapes from the Keras step profile (bench/results_keras_step.txt: the input
+# gradients furthest behind TF's oneDNN): (f, hw, ci, co, stride), ci = dx channels. Run them
+# at the models' batch (32: `--batch 32`).
+KERAS_INPUT_SHAPES = [(3, 32, 32, 64, 2), (3, 16, 32, 32, 1), (3, 16, 64, 128, 2),
+                      (1, 32, 32, 32, 1), (1, 32, 8, 48, 1), (1, 32, 16, 8, 1), (1, 32, 16, 96, 1),
+                      (1, 16, 24, 144, 1), (1, 16, 64, 64, 1)]
+
+
+def keras_cases(batch):
+    """cases()' format: the Conv2DBackpropInput rows of KERAS_INPUT_SHAPES."""
+    out = []
+    for f, hw, ci, co, s in KERAS_INPUT_SHAPES:
+        o = (hw + s - 1) // s
+        x, w, dy = [batch, hw, hw, ci], [f, f, ci, co], [batch, o, o, co]
+        out.append(("keras", "Conv2DBackpropInput", "%dx%d %dx%dx%d->%d s%d" % (f, f, hw, hw, ci, co, s),
+                    {"input_sizes": ([4], "<i4", x), "filter": (w, "<f4", None), "out_backprop": (dy, "<f4", None)},
+                    {"strides": [1, s, s, 1], "padding": "SAME"}))
+    return out
+
+
 def cli_rows(threads, batches, workdir, case_list=cases):
     """(threads, group, op, label, batch, args) per row, args the `gradrt` arguments without the
     binary and --repeat; the inputs are written once as .npy files under workdir. case_list(batch)

@@ -48,7 +48,12 @@ double median_of(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Median seconds of `reps` calls after `warm` warm-up calls (and g_warm_ms of them).
+// --stat=min: the fastest call in place of the median (a loaded host's preemption lengthens
+// calls, never shortens them: the 1-thread figure to compare there).
+bool g_stat_min = false;
+
+// Median (or, --stat=min, fastest) seconds of `reps` calls after `warm` warm-up calls (and
+// g_warm_ms of them).
 double time_median(const std::function<void()>& f, int warm, int reps) {
   for (int i = 0; i < warm; ++i) f();
   for (auto t0 = Clock::now(); seconds_since(t0) * 1e3 < g_warm_ms;) f();
@@ -58,7 +63,7 @@ double time_median(const std::function<void()>& f, int warm, int reps) {
     f();
     t.push_back(seconds_since(t0));
   }
-  return median_of(t);
+  return g_stat_min ? *std::min_element(t.begin(), t.end()) : median_of(t);
 }
 
 // ---------------------------------------------------------------- FMA peak, one thread
@@ -228,8 +233,9 @@ std::function<void()> gradrt_runner(std::string op, std::vector<std::pair<std::s
 }
 
 // Conv2DBackpropInput / Conv2DBackpropFilter (groups = 1) or their depthwise forms.
+// group: the rows' group; a named one (not conv/depthwise) adds the input gradient only.
 void add_conv_cases(std::vector<Case>& cases, bool depthwise, int64_t n, int64_t h, int64_t c, int64_t oc, int64_t k,
-                    int64_t s) {
+                    int64_t s, const char* group = nullptr) {
   using namespace dnnl;
   using tag = memory::format_tag;
   using dt = memory::data_type;
@@ -272,7 +278,7 @@ void add_conv_cases(std::vector<Case>& cases, bool depthwise, int64_t n, int64_t
   };
 
   const std::string pre = depthwise ? "DepthwiseConv2dNative" : "Conv2D";
-  Case ci{depthwise ? "depthwise" : "conv", pre + "BackpropInput", desc, int(n), flops, false};
+  Case ci{group ? group : depthwise ? "depthwise" : "conv", pre + "BackpropInput", desc, int(n), flops, false};
   ci.gradrt = [=](int threads) {
     return gradrt_runner(ci.op, {{"input_sizes", sizes(xs)}, {"filter", filled(ws, 1)}, {"out_backprop", filled(ys, 2)}},
                          attrs, threads);
@@ -280,6 +286,7 @@ void add_conv_cases(std::vector<Case>& cases, bool depthwise, int64_t n, int64_t
   ci.onednn = [=]() { return backward_data(tag::any); };
   ci.onednn_nhwc = [=]() { return backward_data(tag::nhwc); };
   cases.push_back(ci);
+  if (group) return;
 
   Case cf{depthwise ? "depthwise" : "conv", pre + "BackpropFilter", desc, int(n), flops, false};
   cf.gradrt = [=](int threads) {
@@ -344,6 +351,7 @@ std::vector<int> parse_list(const char* s) {
 int main(int argc, char** argv) {
   std::vector<int> threads_list{1, 2}, batches{1, 8};
   int reps = 7, rounds = 1;
+  bool keras = true;
   std::string filter, csv_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -354,8 +362,10 @@ int main(int argc, char** argv) {
     else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
     else if (a.rfind("--csv=", 0) == 0) csv_path = a.substr(6);
     else if (a.rfind("--warm-ms=", 0) == 0) g_warm_ms = std::atof(a.c_str() + 10);
+    else if (a.rfind("--keras=", 0) == 0) keras = std::atoi(a.c_str() + 8) != 0;
+    else if (a == "--stat=min" || a == "--stat=median") g_stat_min = a == "--stat=min";
     else {
-      std::printf("usage: gradrt_bench [--threads=1,2] [--batch=1,8] [--reps=7] [--rounds=1] [--filter=SUBSTRING] [--csv=FILE] [--warm-ms=100]\n");
+      std::printf("usage: gradrt_bench [--threads=1,2] [--batch=1,8] [--reps=7] [--rounds=1] [--filter=SUBSTRING] [--csv=FILE] [--warm-ms=100] [--keras=1] [--stat=median|min]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -367,8 +377,8 @@ int main(int argc, char** argv) {
     if (b.name == "cpu") cpu_detail = b.detail;
   std::printf("gradrt %s, cpu backend: %s; oneDNN %d.%d.%d\n", gradrt::version(), cpu_detail.c_str(),
               dnnl::version()->major, dnnl::version()->minor, dnnl::version()->patch);
-  std::printf("measured FMA peak (%s): %.1f GFLOP/s per thread; median of %d runs after warm-up, median of %d round(s)\n\n",
-              peak_isa.c_str(), peak1, reps, rounds);
+  std::printf("measured FMA peak (%s): %.1f GFLOP/s per thread; %s of %d runs after warm-up, median of %d round(s)\n\n",
+              peak_isa.c_str(), peak1, g_stat_min ? "fastest" : "median", reps, rounds);
 
   std::vector<Case> cases;
   for (int n : batches) {
@@ -385,6 +395,14 @@ int main(int argc, char** argv) {
       cases.erase(cases.end() - 2);  // add_conv_cases' Conv2DBackpropInput
     }
   }
+  // The Keras step's input gradients furthest behind oneDNN (bench/results_keras_step.txt; the
+  // same list as KERAS_INPUT_SHAPES in cli_medians.py), at the models' batch 32 whatever --batch
+  // (--keras=0 leaves them out): k, hw, dx channels, dy channels, stride.
+  if (keras)
+    for (const auto& [k, hw, c, oc, s] : std::vector<std::array<int64_t, 5>>{
+             {3, 32, 32, 64, 2}, {3, 16, 32, 32, 1}, {3, 16, 64, 128, 2}, {1, 32, 32, 32, 1}, {1, 32, 8, 48, 1},
+             {1, 32, 16, 8, 1}, {1, 32, 16, 96, 1}, {1, 16, 24, 144, 1}, {1, 16, 64, 64, 1}})
+      add_conv_cases(cases, false, 32, hw, c, oc, k, s, "keras");
 
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   if (csv) std::fprintf(csv, "threads,group,op,shape,batch,gradrt_ms,onednn_ms,rate,unit,peak_pct,ratio,onednn_nhwc_ms,ratio_nhwc\n");

@@ -38,6 +38,11 @@ struct ConvTuning {
   // first item prefetches the next row's lines (Zen 5: 0.6 -> 0.4-0.5 ms at 8x56x56x144 s2;
   // Emerald Rapids: 1.2-1.4x the time).
   bool depthwise_filter_prefetch = true;
+  // Conv2DBackpropInput: run the unit's tile that pads the dx channels (the GEMM's N) to the
+  // fewest columns (fewest_padded_columns below) in place of `backprop_input` when that pads
+  // more. Emerald Rapids, 1 thread, batch 32, 32 dx channels: 6x4 (64 columns, half of them
+  // zeros) took 1.5-3x the time of 12x2 (bench/results_xeon_emr.txt). Off: GRADRT_CPU_TILES=input_fit=0.
+  bool input_fit_columns = true;
 };
 
 inline constexpr int kMaxGemmTiles = 3;
@@ -56,6 +61,24 @@ struct Tiles {
   // simd/wasm/ replace some of the native ones.
   bool wasm;
 };
+
+// The tile of `unit` whose NR = vectors * lanes pads `columns` to the fewest columns (a multiple
+// of NR), `preferred` where none pads fewer (the unit's default tile when `preferred` is not one
+// of its tiles), the earlier tile between two others that tie. Depends on the shape only, never
+// on threads; the conv input gradient sums every pixel's taps in one order whatever its tile
+// (simd/kernels/conv2d_backprop_input.h): the same bits with any tile.
+constexpr GemmTile fewest_padded_columns(const Tiles& unit, GemmTile preferred, int64_t columns, int64_t lanes) {
+  bool built = false;
+  for (const GemmTile& t : unit.gemm) built = built || (t.rows > 0 && t == preferred);
+  GemmTile best = built ? preferred : unit.gemm[0];
+  auto padded = [&](GemmTile t) {
+    const int64_t nr = t.vectors * lanes;
+    return (columns + nr - 1) / nr * nr;
+  };
+  for (const GemmTile& t : unit.gemm)
+    if (t.rows > 0 && padded(t) < padded(best)) best = t;
+  return best;
+}
 
 // The rows, one per unit (namespace gradrt::simd::<isa> takes tiles::<isa>).
 namespace tiles {

@@ -5,7 +5,9 @@
 // tile a unit instantiates (the run-time tile choice of simd/tuning.h) against the reference.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -155,6 +157,7 @@ TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
       simd::ConvTuning tu = saved;
       tu.conv2d = tu.backprop_input = tu.backprop_filter = tile;
       tu.filter_k_narrow = 64, tu.filter_k_wide = 48;
+      tu.input_fit_columns = false;  // this tile for the input gradient too, whatever fic
       REQUIRE(simd::set_cpu_tuning(isa, tu));
       REQUIRE(simd::set_cpu_isa(isa));
       auto cpu = test::variants("cpu");
@@ -168,6 +171,18 @@ TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
       tu.input_prefetch_dy = !tu.input_prefetch_dy;
       REQUIRE(simd::set_cpu_tuning(isa, tu));
       for (const gradrt::ConvParams& p : shapes) test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
+      // The input gradient's tile chosen by the dx channels (ConvTuning::input_fit_columns)
+      // from this preferred tile: narrow and wide dx channels, small images in a large batch
+      // (tiles spanning rows and images), strides 1 and 2, float and double.
+      tu.input_fit_columns = true;
+      REQUIRE(simd::set_cpu_tuning(isa, tu));
+      for (int64_t fic : {8, 16, 24, 32, 40, 96})
+        for (int64_t s : {1, 2}) {
+          const gradrt::ConvParams p = test::same_conv_params(5, 6, 7, fic, 24, 3, s);
+          test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
+          test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
+        }
+      test::conv_case<float>(here, test::ConvKernel::bwd_input, test::same_conv_params(3, 5, 5, 16, 8, 1, 1), rng);
     }
     REQUIRE(simd::set_cpu_tuning(isa, saved));
   }
@@ -262,4 +277,71 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx2, "input=12x2", &s));       // an avx512 tile
   CHECK(s.backprop_input == before.backprop_input);
   CHECK(s.filter_k_narrow == before.filter_k_narrow);
+  CHECK(s.input_fit_columns);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "input_fit=0", &s));
+  CHECK_FALSE(s.input_fit_columns);
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input_fit=yes", &s));
+}
+
+TEST_CASE("cpu: the input gradient's tile by dx channels (fewest_padded_columns)") {
+  using simd::GemmTile;
+  const simd::Tiles& u = simd::tiles::avx512;  // 12x2 and 6x4: NR 32 and 64 floats, 16 and 32 doubles
+  CHECK(simd::fewest_padded_columns(u, {6, 4}, 32, 16) == GemmTile{12, 2});  // 32 columns, not 64
+  CHECK(simd::fewest_padded_columns(u, {6, 4}, 8, 16) == GemmTile{12, 2});
+  CHECK(simd::fewest_padded_columns(u, {6, 4}, 64, 16) == GemmTile{6, 4});   // a tie keeps the preferred
+  CHECK(simd::fewest_padded_columns(u, {6, 4}, 48, 16) == GemmTile{6, 4});
+  CHECK(simd::fewest_padded_columns(u, {6, 4}, 96, 16) == GemmTile{12, 2});  // 96, not 128
+  CHECK(simd::fewest_padded_columns(u, {6, 4}, 32, 8) == GemmTile{6, 4});    // double: 32 columns both
+  CHECK(simd::fewest_padded_columns(u, {12, 2}, 33, 16) == GemmTile{12, 2});
+  CHECK(simd::fewest_padded_columns(u, {5, 5}, 64, 16) == GemmTile{12, 2});  // not built: the default
+  CHECK(simd::fewest_padded_columns(simd::tiles::avx2, {6, 2}, 3, 8) == GemmTile{6, 2});
+}
+
+TEST_CASE("cpu: the input gradient's bits do not depend on the GEMM tile") {
+  // Every pixel sums its taps in one order, in a merged K run or tap by tap, whichever tiles
+  // it falls into: tiles of 12 and 6 rows (AVX-512) start at other pixels and take other paths
+  // at the image edges, and must still give the same bits (the tile is chosen per CPU and per
+  // shape, simd/tuning.cpp and ConvTuning::input_fit_columns).
+  test::IsaGuard guard;
+  std::mt19937 rng(321);
+  int compared = 0;
+  for (simd::Isa isa : simd::supported_isas()) {
+    const simd::ConvTuning saved = simd::cpu_tuning(isa);
+    REQUIRE(simd::set_cpu_isa(isa));
+    for (const auto& [hw, c, oc, f, s] : std::vector<std::array<int64_t, 5>>{
+             {9, 40, 24, 3, 2}, {7, 16, 20, 3, 1}, {6, 33, 8, 1, 1}, {10, 20, 12, 3, 2}, {5, 64, 16, 5, 2},
+             // rows wide enough for interior tiles of 6 rows where 12 span rows (main before
+             // session 11 gave other bits with 12x2 and 6x4 on these two)
+             {28, 24, 16, 3, 1}, {30, 20, 12, 3, 2}}) {
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(hw);
+      CAPTURE(c);
+      CAPTURE(s);
+      test::Host sizes = test::ints({3, hw, hw + 1, c});
+      test::Host w = test::random(gradrt::DType::float32, {f, f, c, oc}, rng);
+      const int64_t oh = (hw + s - 1) / s, ow = (hw + 1 + s - 1) / s;
+      test::Host dy = test::random(gradrt::DType::float32, {3, oh, ow, oc}, rng);
+      std::vector<std::vector<float>> got;
+      for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm) {
+        if (tile.rows == 0) continue;
+        simd::ConvTuning tu = saved;
+        tu.backprop_input = tile;
+        tu.input_fit_columns = false;
+        REQUIRE(simd::set_cpu_tuning(isa, tu));
+        gradrt::Tensor dx;
+        REQUIRE(gradrt::conv2d_backprop_input(sizes.view(), w.view(), dy.view(),
+                                              gradrt::ConvAttrs().Strides({1, s, s, 1}).Padding("SAME"), &dx,
+                                              gradrt::RunOptions{"cpu", 1})
+                    .ok());
+        const float* d = static_cast<const float*>(dx.data());
+        got.emplace_back(d, d + dx.num_bytes() / sizeof(float));
+      }
+      for (size_t i = 1; i < got.size(); ++i) {
+        CHECK(std::memcmp(got[i].data(), got[0].data(), got[0].size() * sizeof(float)) == 0);
+        ++compared;
+      }
+    }
+    REQUIRE(simd::set_cpu_tuning(isa, saved));
+  }
+  MESSAGE("tile pairs compared: " << compared);
 }

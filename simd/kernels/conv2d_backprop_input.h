@@ -206,10 +206,16 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
         }
         continue;
       }
+      // all_in: every pixel of the tile (rows >= mr repeat the last) has every tap of the class
+      // inside dy, though they may span class rows or images (small images, a 1x1 class row
+      // of cw pixels: most tiles); then merged K runs from each pixel's own dy offset.
+      bool all_in = merge && nky > 0 && nkx > 0;
       for (int64_t i = 0; i < MR; ++i) {
         const bool real = i < mr;
         c[i] = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
         pix_off[i] = ((n * out_h + aa) * out_w + bb) * out_c;
+        if (all_in)
+          all_in = aa + du[nky - 1] >= 0 && aa + du[0] < out_h && bb + dv[nkx - 1] >= 0 && bb + dv[0] < out_w;
         for (int64_t u = 0; u < nky; ++u) {
           const int64_t oy = aa + du[u];
           ok_r[u * MR + i] = real && oy >= 0 && oy < out_h;
@@ -223,11 +229,25 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
           if (++aa == ch) aa = 0, ++n;
         }
       }
+      if (all_in) {
+        for (int64_t u = 0; u < nky; ++u) {
+          const int64_t toff = du[u] * row_c + dv[nkx - 1] * out_c;
+          const T** at = a + u * MR;
+          for (int64_t i = 0; i < MR; ++i) at[i] = dy + (pix_off[i] + toff);
+          b[u] = bpack + (kys[u] * fw + kpos[kxs[nkx - 1]]) * ocg * NR;
+        }
+        run_panels(0, nky, nkx * ocg);
+        continue;
+      }
       for (int64_t g = 0; g < groups; ++g) {
-        // Taps where every row is padding are dropped (with their B rows).
+        // Taps where every row is padding are dropped (with their B rows). Merged, a filter
+        // row's taps go in descending kx, the order of the merged K runs: every pixel then sums
+        // its taps in the same order whichever path its tile takes, so its bits do not depend
+        // on the tile (the GEMM tile, or where a tile starts).
         int64_t nt = 0;
         for (int64_t u = 0; u < nky; ++u)
-          for (int64_t v = 0; v < nkx; ++v) {
+          for (int64_t vv = 0; vv < nkx; ++vv) {
+            const int64_t v = merge ? nkx - 1 - vv : vv;
             const int64_t toff = du[u] * row_c + dv[v] * out_c + g * ocg;
             int32_t any = 0;
             const T** at = a + nt * MR;
@@ -300,10 +320,19 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
 
 // Keep in step with the takes above (the test "cpu workspace" fails on any shortfall); the
 // private-panel rule is the driver's.
+// The GEMM tile of this shape: the tuning's, or the unit's tile that pads the fic dx channels
+// (the GEMM's N) to fewer columns (ConvTuning::input_fit_columns). On AVX-512, 32 dx channels
+// in 6x4's 64 columns computed as many zeros as values.
+template <class T, class Arch>
+GemmTile conv2d_backprop_input_tile(const ConvTuning& tuning, const ConvParams& p) {
+  if (!tuning.input_fit_columns) return tuning.backprop_input;
+  return fewest_padded_columns(kTiles, tuning.backprop_input, p.filter_in_c, Vec<T, Arch>::width);
+}
+
 template <class T, class Arch>
 size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, const ConvParams& p) {
   size_t bytes = 0;
-  with_gemm_tile<kTiles>(tuning.backprop_input, [&]<int MR, int NRV>() {
+  with_gemm_tile<kTiles>(conv2d_backprop_input_tile<T, Arch>(tuning, p), [&]<int MR, int NRV>() {
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
     const int64_t taps = p.filter_h * p.filter_w, ocg = p.out_c / imax(1, p.groups);
     const int64_t panel = taps * ocg * NR, np = (p.filter_in_c + NR - 1) / NR;
@@ -317,7 +346,7 @@ size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, co
 template <class T, class Arch>
 void conv2d_backprop_input(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* w, const T* dy,
                            T* dx) {
-  with_gemm_tile<kTiles>(tuning.backprop_input,
+  with_gemm_tile<kTiles>(conv2d_backprop_input_tile<T, Arch>(tuning, p),
                  [&]<int MR, int NRV>() {
                    conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, p, tuning.input_prefetch_dy, w, dy, dx);
                  });
