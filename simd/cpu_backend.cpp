@@ -36,31 +36,8 @@ namespace {
 struct AlignedFree {
   void operator()(void* p) const { std::free(p); }
 };
-struct Buffer {
-  std::unique_ptr<void, AlignedFree> data;
-  size_t bytes = 0;
-};
-constexpr int kSlots = 8;
-thread_local Buffer t_slots[kSlots];
 std::atomic<uint64_t> g_fallbacks{0};
-
-void grow(Buffer& b, size_t bytes) {
-  if (bytes <= b.bytes && b.data) return;
-  size_t size = b.bytes ? b.bytes : 4096;
-  while (size < bytes) size *= 2;
-  size = (size + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, size);
-  if (!p) std::abort();  // kernels cannot fail: workspaces are small (filter/tile sized)
-  b.data.reset(p);
-  b.bytes = size;
-}
 }  // namespace
-
-void* workspace(int slot, size_t bytes) {
-  Buffer& b = t_slots[slot];
-  grow(b, bytes);
-  return b.data.get();
-}
 
 void note_workspace_fallback() { g_fallbacks.fetch_add(1, std::memory_order_relaxed); }
 uint64_t workspace_fallbacks() { return g_fallbacks.load(std::memory_order_relaxed); }

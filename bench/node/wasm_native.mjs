@@ -6,7 +6,7 @@
 //        [--procs 5] [--rounds 3] [--secs 0.2] [--only TEXT] [--out FILE]
 //   (needs build/gradrt and web/dist: npm run build in web/; no npm install here)
 // Per process and case: >= 300 ms of warm-up calls (V8 runs wasm in its baseline tier until a
-// function is hot), then `rounds` rounds of, one after the other:
+// function is hot), then `rounds` rounds (each over every case in turn) of, one after the other:
 //   native     `gradrt run` CPU ms per call: (CPU of 2N runs - CPU of N runs) / N, N ~ secs
 //   kernel     one _gradrt_run on inputs staged in the heap once (what `gradrt run` times
 //              natively): the median CPU ms per call over ~secs
@@ -93,7 +93,7 @@ function native(gradrt, argv, repeat) {
 }
 
 // ---------------------------------------------------------------- a Node process (--child DIR)
-// Per case: >= 300 ms of warm-up calls, then `rounds` rounds of the wasm paths. No child
+// Per case: >= 300 ms of warm-up calls, then `rounds` rounds over every case of the wasm paths. No child
 // process is started from here: a fork marks every page of this process copy-on-write, and
 // the next writes to the wasm heap and to recycled array memory fault (measured: ~200 faults
 // per default call after each `gradrt run`).
@@ -105,8 +105,11 @@ async function child() {
   const rounds = Number(opt('--rounds', 3));
   const rt = await init({ simd: true });
   const { module: m } = await load({ simd: true }); // a second instance for the staged kernel calls
-  const result = {};
-  for (const [label, op, spec, attrs] of cases()) {
+  // Every case staged and warmed first, then the rounds go round-robin over the cases: a
+  // neighbour's burst on the shared host (one 0.2 s window at +25% CPU time was seen in a
+  // placement scan, bench/node/placement.mjs) then spoils one round of several cases, which
+  // the median over rounds drops, instead of every round of one case.
+  const staged = cases().map(([label, op, spec, attrs]) => {
     const inputs = Object.fromEntries(Object.entries(spec).map(([k, v]) => [k, Array.isArray(v[0])
       ? { dtype: 'float32', shape: v[0], data: v[1] } : { dtype: 'int32', shape: [v.length], data: Int32Array.from(v) }]));
     const call = [op, inputs, attrs];
@@ -115,14 +118,16 @@ async function child() {
     const fns = { kernel, 'outputs=': () => rt.runOp(op, inputs, attrs, { outputs }), default: () => rt.runOp(...call) };
     const warm = performance.now() + 300;
     while (performance.now() < warm) Object.values(fns).forEach((f) => f());
-    const rows = [];
-    for (let r = 0; r < rounds; r++) {
+    return { key: `${label}|${op}`, fns, rows: [] };
+  });
+  for (let r = 0; r < rounds; r++) {
+    for (const { fns, rows } of staged) {
       const row = {};
       // The kernel: the median CPU time per call (robust to a neighbour's burst).
       const k = [];
       for (let end = performance.now() + secs * 1000, n = 0; performance.now() < end || n < 5; n++) {
         const c0 = process.cpuUsage();
-        kernel();
+        fns.kernel();
         const c = process.cpuUsage(c0);
         k.push((c.user + c.system) / 1000);
       }
@@ -139,8 +144,11 @@ async function child() {
       }
       rows.push(row);
     }
-    kernel.free();
-    result[`${label}|${op}`] = {
+  }
+  const result = {};
+  for (const { key, fns, rows } of staged) {
+    fns.kernel.free();
+    result[key] = {
       kernel: median(rows.map((r) => r.kernel)),
       outputsOverKernel: median(rows.map((r) => r['outputs='] / r.kernel)),
       defaultOverOutputs: median(rows.map((r) => r.default / r['outputs='])),

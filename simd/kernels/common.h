@@ -25,9 +25,6 @@ void parallel_chunks(const Exec& exec, int64_t n, int64_t grain, void* ctx,
 // parallel_for_guided(exec, n, min_grain, fn), likewise.
 void parallel_guided(const Exec& exec, int64_t n, int64_t min_grain, void* ctx,
                      void (*fn)(void* ctx, int64_t begin, int64_t end));
-// A thread-local, 64-byte aligned scratch buffer per slot, grown on demand. Left for the wasm
-// hooks (simd/wasm/hooks.h) only: the drivers take their scratch from Exec::workspace (Arena).
-void* workspace(int slot, size_t bytes);
 // A driver call whose Exec::workspace was missing or smaller than its <stem>_workspace size
 // took memory of its own (counted for the tests: a plan's run never should).
 void note_workspace_fallback();

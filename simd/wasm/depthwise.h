@@ -317,25 +317,29 @@ GRADRT_SIMD_NOINLINE void dwx2_wasm(const float* const* dyr, const float* const*
 // Here 8 (then 4, then 1) pixels x 1 vector of channels, the weight vector reloaded per
 // tap from L1. Pixels outer, channels inner, so the source rows and dst are walked
 // contiguously. Out of line and called once per row (V8 tiers up a function on a later call).
-//   base[t] = tap t's source at interior pixel 0, channel 0 (src[t] + (j_lo*step + off[t])*C);
-//   dst[j*ds + c] = sum_t base[t][j*ss + c] * wt[t][c]   for j < nj, c < cv (cv: multiple of L).
-// Summation order per element: t ascending from zero, as in dw_interior.
+//   base_t = tap t's source at interior pixel 0, channel 0 = src[t] + (p0 + off[t])*C, with
+//            p0 = j_lo*step the source column of the first interior pixel;
+//   dst[j*ds + c] = sum_t base_t[j*ss + c] * wt[t][c]   for j < nj, c < cv (cv: multiple of L).
+// base_t is formed per tap inside the loops (one offset load and multiply-add per tap per 8
+// multiply-adds) rather than kept in a table: no scratch, so nothing outside the plan's
+// workspace. Summation order per element: t ascending from zero, as in dw_interior.
 template <class T, class Arch>
-GRADRT_SIMD_NOINLINE void dw_interior_wasm(int64_t nj, int64_t nt, const T* const* base, const T* const* wt,
-                                           int64_t ss, int64_t cv, T* dst, int64_t ds) {
+GRADRT_SIMD_NOINLINE void dw_interior_wasm(int64_t nj, int64_t nt, const T* const* src, const int64_t* off,
+                                           int64_t p0, int64_t C, const T* const* wt, int64_t ss, int64_t cv, T* dst,
+                                           int64_t ds) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
   int64_t j = 0, jo = 0;  // jo = j*ss: source offset of pixel j
   // 8 pixels: 8 accumulators + weight + source + product = 11 registers; the per-tap
-  // pointer loads (base[t], wt[t]) and the weight load are shared by 8 multiply-adds.
+  // pointer loads (src[t], off[t], wt[t]) and the weight load are shared by 8 multiply-adds.
   for (; j + 8 <= nj; j += 8, jo += 8 * ss, dst += 8 * ds) {
     for (int64_t c = 0; c < cv; c += L) {
       B a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
       B a4 = V::zero(), a5 = V::zero(), a6 = V::zero(), a7 = V::zero();
       for (int64_t t = 0; t < nt; ++t) {
         const B w = V::load(wt[t] + c);
-        const T* q = base[t] + jo + c;
+        const T* q = src[t] + (p0 + off[t]) * C + jo + c;
         a0 = V::fma(V::load(q), w, a0);
         a1 = V::fma(V::load(q + ss), w, a1);
         a2 = V::fma(V::load(q + 2 * ss), w, a2);
@@ -361,7 +365,7 @@ GRADRT_SIMD_NOINLINE void dw_interior_wasm(int64_t nj, int64_t nt, const T* cons
       B a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
       for (int64_t t = 0; t < nt; ++t) {
         const B w = V::load(wt[t] + c);
-        const T* q = base[t] + jo + c;
+        const T* q = src[t] + (p0 + off[t]) * C + jo + c;
         a0 = V::fma(V::load(q), w, a0);
         a1 = V::fma(V::load(q + ss), w, a1);
         a2 = V::fma(V::load(q + 2 * ss), w, a2);
@@ -376,7 +380,7 @@ GRADRT_SIMD_NOINLINE void dw_interior_wasm(int64_t nj, int64_t nt, const T* cons
   for (; j < nj; ++j, jo += ss, dst += ds)
     for (int64_t c = 0; c < cv; c += L) {
       B a0 = V::zero();
-      for (int64_t t = 0; t < nt; ++t) a0 = V::fma(V::load(base[t] + jo + c), V::load(wt[t] + c), a0);
+      for (int64_t t = 0; t < nt; ++t) a0 = V::fma(V::load(src[t] + (p0 + off[t]) * C + jo + c), V::load(wt[t] + c), a0);
       V::store(dst + c, a0);
     }
 }

@@ -56,10 +56,9 @@ struct WasmKernels {
   // depthwise_rows.h), vector channels c < cv; dst at pixel j_lo.
   static void interior(int64_t j_lo, int64_t j_hi, int64_t nt, const T* const* src, const int64_t* off,
                        const T* const* wt, int64_t step, int64_t C, int64_t cv, T* dst, int64_t ds) {
-    // base: tap t's source at pixel j_lo; slot 3 of the workspace (the callers use 1 and 2).
-    const T** base = static_cast<const T**>(workspace(3, sizeof(T*) * (nt + 1)));
-    for (int64_t t = 0; t < nt; ++t) base[t] = src[t] + (j_lo * step + off[t]) * C;
-    dw_interior_wasm<T, Arch>(j_hi - j_lo, nt, base, wt, step * C, cv, dst, ds);
+    // The tap tables are the caller's (from the plan's workspace); the kernel offsets each
+    // tap's row to pixel j_lo itself, so this hook needs no scratch of its own.
+    dw_interior_wasm<T, Arch>(j_hi - j_lo, nt, src, off, j_lo * step, C, wt, step * C, cv, dst, ds);
   }
 };
 

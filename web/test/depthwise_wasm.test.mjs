@@ -41,6 +41,30 @@ for (const [flavour, options] of FLAVOURS) {
       });
     });
 
+    // The forward rows with more than 4 taps not in consecutive-offset groups (stride 2,
+    // dilation 2, 5x5): dw_row's interior runs dw_interior_wasm (simd/wasm/depthwise.h), which
+    // offsets the caller's tap tables to the first interior pixel itself. Widths give 8-,
+    // 4- and 1-pixel blocks; channel counts give the scalar channel tail; against the reference.
+    const FORWARD = [
+      { x: [1, 9, 41, 8], w: 3, strides: [1, 2, 2, 1], padding: 'SAME' },
+      { x: [2, 7, 30, 6], w: 3, strides: [1, 2, 2, 1], padding: 'VALID' },
+      { x: [1, 11, 27, 12], w: 3, strides: [1, 1, 1, 1], padding: 'SAME', dilations: [1, 2, 2, 1] },
+      { x: [1, 12, 45, 4], w: 5, strides: [1, 2, 2, 1], padding: 'SAME' },
+      { x: [1, 10, 23, 9], w: 5, strides: [1, 1, 1, 1], padding: 'SAME', dilations: [1, 1, 2, 1] },
+    ];
+    FORWARD.forEach((c, i) => {
+      it(`forward, more than 4 taps a row ${i}: x ${c.x} ${c.w}x${c.w} strides ${c.strides}${c.dilations ? ` dilations ${c.dilations}` : ''}`, () => {
+        const w = [c.w, c.w, c.x[3], 1];
+        const attrs = { strides: c.strides, padding: c.padding, ...(c.dilations ? { dilations: c.dilations } : {}) };
+        const g = ref.convGeometry(c.x, w, attrs, true);
+        const next = rng(500 + i);
+        const x = random(count(c.x), next), wt = random(count(w), next);
+        const y = rt.runOp('DepthwiseConv2dNative', { input: f32(c.x, x), filter: f32(w, wt) }, attrs).output;
+        assert.deepEqual(y.shape, [g.N, g.OH, g.OW, g.OC]);
+        assertClose(y.data, ref.depthwiseConv2dNative(g, x, wt), { rtol: 3e-5, atol: 1e-6, scale: ref.depthwiseConv2dNative(g, abs(x), abs(wt)) });
+      });
+    });
+
     it('an infinite x value reaches only the taps that read it', () => {
       for (const [xs, strides] of [[[1, 8, 8, 4], [1, 2, 2, 1]], [[1, 7, 7, 8], [1, 1, 1, 1]], [[1, 9, 9, 4], [1, 2, 2, 1]]]) {
         const w = [3, 3, xs[3], 1];
