@@ -395,7 +395,7 @@ TEST_CASE("cpu: non-GEMM micro-kernels of every ISA unit against the reference o
       std::mt19937 rng(2212);
       Report r;
       t.run(u, rng, r);
-      INFO(simd::isa_name(isa) << " (" << u.lanes << " lanes) " << t.name << ": " << r.bad << " mismatches, first: " << r.first);
+      INFO(std::string(simd::isa_name(isa)) << " (" << u.lanes << " lanes) " << std::string(t.name) << ": " << r.bad << " mismatches, first: " << r.first);
       CHECK(r.bad == 0);
     }
   }
