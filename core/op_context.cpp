@@ -160,6 +160,20 @@ Status OpContext::defer(const KernelQuery& q, Tail tail) {
   return Status::OK();
 }
 
+bool OpContext::refuse(const char* what) const {
+  if (!preparing()) return false;
+  if (refused_.ok())
+    refused_ = Status(Code::Internal, op_ + ": " + what + " while preparing (a prepare has no tensor data: " +
+                                          "the data phase belongs in a deferred tail or in the plan's run)");
+  return true;
+}
+
+Status OpContext::end_prepare(Status s) const {
+  if (refused_.ok() || tail_) return s.ok() && !refused_.ok() ? refused_ : s;
+  // No tail: the refused access was the op's data phase (its error, if it returned one, is it).
+  return s.ok() || s.message() == refused_.message() ? Status::OK() : s;
+}
+
 Status PlanWorkspace::reserve(size_t bytes) {
   if (bytes <= bytes_) return Status::OK();
   const size_t size = (bytes + 63) / 64 * 64;

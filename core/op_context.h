@@ -56,8 +56,17 @@ class OpContext {
 
   OpContext(const OpInfo& info, const Inputs& inputs, const Attrs& attrs, const RunOptions& options,
             Outputs* outputs, Mode mode = Mode::kRun, bool specs_only = false);
-  // An op with no deferred tail returns OK here when preparing (its plan re-runs the whole op).
   bool preparing() const { return mode_ == Mode::kPrepare; }
+  // While preparing there is no tensor data (specs-only inputs, outputs not allocated): every
+  // data accessor below (load, load_weights, output_buffer, store, input_data, output_data,
+  // run_kernel) refuses instead of touching memory. It does nothing (pointers come back null),
+  // records the refusal, and run_kernel returns it, so an op's data phase ends there. `refused()`
+  // is that status (Internal, naming the op and the access); OK when nothing was refused.
+  const Status& refused() const { return refused_; }
+  // What prepare makes of the op function's status `s`: an op without a deferred tail that
+  // stopped at a refused access reached its data phase (its plan runs the whole op each run):
+  // OK. An op that deferred a tail must not touch data at prepare: the refusal is its status.
+  Status end_prepare(Status s) const;
 
   // The op's data phase, after every check and add_output: kRun runs tail(*this) now;
   // kPrepare chooses the backend for kernel call `q` (Backend::supports) and keeps `tail`,
@@ -101,6 +110,19 @@ class OpContext {
   DType dtype() const { return dtype_; }              // dtype of the op's float tensors
   bool compute_double() const { return dtype_ == DType::float64; }
   Status expect_dtype(const TensorView& t, const char* name, DType want) const;
+
+  // Raw typed access for data that no conversion applies to (integer pooling, int64 sequences
+  // written by the op): the tensor's memory, or nullptr with a refusal while preparing.
+  template <class T>
+  const T* input_data(const TensorView& t) const {
+    return refuse("reads input data") ? nullptr : static_cast<const T*>(t.data);
+  }
+  template <class T>
+  T* output_data(Tensor* t) {
+    if (refuse("writes output data")) return nullptr;
+    mark_written(t);
+    return t->data_as<T>();
+  }
 
   // An input as compute type T, channels last: the user's memory itself when it already
   // is, else converted into `storage`.
@@ -149,6 +171,9 @@ class OpContext {
   Status choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out);
   // Grows the workspace to what `backend` asks for `kernel` with `params`; sets exec_.workspace.
   Status reserve_workspace(Backend* backend, Kernel kernel, int64_t work, const void* params);
+  // True (and records refused_) while preparing: the caller must not touch tensor data.
+  bool refuse(const char* what) const;
+  mutable Status refused_;  // the first refused data access at prepare
   PlanWorkspace own_ws_;
   PlanWorkspace* ws_ = &own_ws_;
   const OpInfo& info_;
@@ -187,6 +212,7 @@ constexpr DType dtype_of() {
 template <class T>
 const T* OpContext::load(const TensorView& t, int64_t n, Scratch<T>* storage, const ChannelsFirst* cf,
                          bool typed) const {
+  if (refuse("reads input data")) return nullptr;
   // T=bfloat16 rounding applies to float compute only (float64 tensors never carry it).
   const bool round = std::is_same_v<T, float> && typed && round_bf16_ && t.dtype == DType::float32;
   if (!cf && !round && t.dtype == dtype_of<T>()) return static_cast<const T*>(t.data);
@@ -197,6 +223,7 @@ const T* OpContext::load(const TensorView& t, int64_t n, Scratch<T>* storage, co
 
 template <class T>
 const T* OpContext::load_weights(const TensorView& t, int64_t n, Scratch<T>* storage) {
+  if (refuse("reads weights data")) return nullptr;
   const bool round = std::is_same_v<T, float> && round_bf16_ && t.dtype == DType::float32;
   if (!weights_ || (!round && t.dtype == dtype_of<T>())) return load<T>(t, n, storage);
   Exec current = exec_;
@@ -214,6 +241,7 @@ const T* OpContext::load_weights(const TensorView& t, int64_t n, Scratch<T>* sto
 
 template <class T>
 T* OpContext::output_buffer(Tensor* out, Scratch<T>* storage, const ChannelsFirst* cf, bool typed) const {
+  if (refuse("writes output data")) return nullptr;
   bool round = typed && round_bf16_ && out->dtype() == DType::float32;
   if (!cf && !round && out->dtype() == dtype_of<T>()) {
     const_cast<OpContext*>(this)->mark_written(out);  // the kernel writes every element
@@ -224,6 +252,7 @@ T* OpContext::output_buffer(Tensor* out, Scratch<T>* storage, const ChannelsFirs
 
 template <class T>
 void OpContext::store(const T* data, Tensor* out, const ChannelsFirst* cf, bool typed) const {
+  if (refuse("stores output data")) return;
   const_cast<OpContext*>(this)->mark_written(out);
   if (data == out->data()) return;  // the kernel wrote in place
   const bool round = typed && round_bf16_ && out->dtype() == DType::float32;
@@ -232,6 +261,7 @@ void OpContext::store(const T* data, Tensor* out, const ChannelsFirst* cf, bool 
 
 template <class F>
 Status OpContext::run_kernel(Kernel kernel, int64_t work, const void* params, F call) {
+  if (refuse("runs a kernel")) return refused_;  // (call is not made)
   Backend* backend = nullptr;
   GRADRT_RETURN_IF_ERROR(choose_backend(kernel, work, &backend));
   ran_on_ = backend->name();

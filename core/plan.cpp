@@ -148,7 +148,8 @@ Status prepare_impl(std::string_view op, const Inputs& specs, const Attrs& attrs
   impl->fn = op_function(*info);
   Outputs recorded;  // empty tensors (the shapes are in ctx.output_specs())
   OpContext ctx(*info, specs, attrs, options, &recorded, OpContext::Mode::kPrepare, specs_only);
-  GRADRT_RETURN_IF_ERROR(guarded(ctx, [&] { return impl->fn(ctx); }));
+  // An op without a deferred tail stops at its first data access (refused: there is no data).
+  GRADRT_RETURN_IF_ERROR(guarded(ctx, [&] { return ctx.end_prepare(impl->fn(ctx)); }));
 
   impl->attrs = attrs;
   impl->options.backend = options.backend;

@@ -2,11 +2,14 @@
 // run_op on every backend, with the op's other dtypes and layouts, on changed data; the
 // reference backend is the independent check of the values; bad specs fail at prepare and
 // mismatched inputs at run, each with a status. The cpu conv input gradient keeps its packed
-// filter panels in the plan, packed once per weights version.
+// filter panels in the plan, packed once per weights version. At prepare the op context refuses
+// every data access with a status.
 #include <cstring>
 
-#include "util.h"
+#include "op_context.h"
+#include "registry.h"
 #include "simd/kernels/table.h"
+#include "util.h"
 
 namespace {
 
@@ -342,5 +345,48 @@ TEST_CASE("plan: the cpu conv input gradient packs its filter panels once per we
     // Version 0 (unknown): nothing kept is trusted, nothing is counted as kept.
     CHECK(same_bits(run(0), second));
     CHECK(gradrt::simd::weight_packs() == packs0 + 2);
+  }
+}
+
+TEST_CASE("plan: the op context refuses data access while preparing, with a status") {
+  // Relu's context at prepare, its input a spec without data: every data accessor refuses
+  // (null pointers, nothing read or written), run_kernel returns the refusal without calling
+  // the kernel. Without a deferred tail that is where the op's prepare ends (OK: its plan runs
+  // the whole op); an op that deferred its data phase and then reads data gets the status.
+  const gradrt::OpInfo* info = gradrt::find_op("Relu");
+  REQUIRE(info);
+  const float data[4] = {1, -2, 3, -4};
+  for (bool deferred : {false, true}) {
+    CAPTURE(deferred);
+    Inputs in{{"features", gradrt::TensorView{DType::float32, {4}, nullptr}}};
+    Outputs out;
+    gradrt::OpContext ctx(*info, in, {}, RunOptions{}, &out, gradrt::OpContext::Mode::kPrepare, true);
+    const gradrt::TensorView* x = nullptr;
+    REQUIRE(ctx.input("features", &x).ok());
+    gradrt::Tensor* y = nullptr;
+    REQUIRE(ctx.add_output("activations", DType::float32, {4}, &y).ok());
+    const gradrt::ReluParams p{4, false};
+    if (deferred) {
+      const gradrt::KernelQuery q{gradrt::Kernel::relu, DType::float32, &p, 4};
+      REQUIRE(ctx.defer(q, [](gradrt::OpContext&) { return Status::OK(); }).ok());
+    }
+    CHECK(ctx.refused().ok());
+    gradrt::Scratch<float> sx, sy;
+    CHECK(ctx.load<float>(*x, 4, &sx) == nullptr);
+    CHECK(ctx.output_buffer<float>(y, &sy) == nullptr);
+    CHECK(ctx.input_data<float>(gradrt::TensorView{DType::float32, {4}, data}) == nullptr);  // even with data
+    ctx.store<float>(data, y);  // nothing written (y has no memory)
+    bool called = false;
+    const Status s = ctx.run_kernel(gradrt::Kernel::relu, 4, &p, [&](gradrt::Backend*) {
+      called = true;
+      return Status::OK();
+    });
+    CHECK_FALSE(called);
+    CHECK(s.code() == Code::Internal);
+    CHECK(s.message().find("Relu: reads input data while preparing") == 0);
+    CHECK(ctx.refused().message() == s.message());
+    const Status end = ctx.end_prepare(s);
+    if (deferred) CHECK(end.message() == s.message());
+    else CHECK_MESSAGE(end.ok(), end.to_string());
   }
 }

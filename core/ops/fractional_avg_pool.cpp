@@ -81,11 +81,11 @@ Status run_fractional_avg_pool(OpContext& ctx) {
   GRADRT_RETURN_IF_ERROR(ctx.add_output("row_pooling_sequence", DType::int64, {out_dims[1] + 1}, &row_t));
   GRADRT_RETURN_IF_ERROR(ctx.add_output("col_pooling_sequence", DType::int64, {out_dims[2] + 1}, &col_t));
   // A plan runs the whole op each time: fresh random sequences per run, as TF's kernel.
-  if (ctx.preparing()) return Status::OK();
-  std::copy(rows.begin(), rows.end(), row_t->data_as<int64_t>());
-  std::copy(cols.begin(), cols.end(), col_t->data_as<int64_t>());
-  ctx.mark_written(row_t);
-  ctx.mark_written(col_t);
+  int64_t* row_out = ctx.output_data<int64_t>(row_t);
+  int64_t* col_out = ctx.output_data<int64_t>(col_t);
+  GRADRT_RETURN_IF_ERROR(ctx.refused());  // (preparing: no data; the plan runs the whole op)
+  std::copy(rows.begin(), rows.end(), row_out);
+  std::copy(cols.begin(), cols.end(), col_out);
 
   FracPoolParams p;
   p.batch = value->shape[0];

@@ -66,7 +66,6 @@ Status run_fractional_avg_pool_grad(OpContext& ctx) {
 
   Tensor* dx;
   GRADRT_RETURN_IF_ERROR(ctx.add_output("output", ctx.dtype(), orig, &dx));
-  if (ctx.preparing()) return Status::OK();  // a plan runs the whole op (the sequences are values)
   FracPoolParams p;
   p.batch = orig[0];
   p.in_h = orig[1];

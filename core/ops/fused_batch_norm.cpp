@@ -106,7 +106,7 @@ Status run_fused_batch_norm(OpContext& ctx) {
   Tensor* rs3;
   if (v3) GRADRT_RETURN_IF_ERROR(ctx.add_output("reserve_space_3", DType::float32, {0}, &rs3));
 
-  if (ctx.preparing()) return Status::OK();  // a plan runs the whole op
+  // No deferred tail: a plan runs the whole op (at prepare, the context refuses the data accesses).
   if (l.rows == 0 || l.channels == 0) {
     // ops.md §6.3 step 6: empty x gives an empty y and NaN statistics.
     std::vector<double> nan(l.channels, std::numeric_limits<double>::quiet_NaN());

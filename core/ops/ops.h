@@ -41,7 +41,7 @@ struct BinaryCall {
 // output (or a scratch buffer that is then stored back), records the backend that ran.
 template <class T, class K>
 Status run_binary(OpContext& ctx, const BinaryCall& c, K kernel) {
-  if (ctx.preparing()) return Status::OK();  // a plan re-runs the whole op (no deferred tail)
+  // (While preparing every access below is refused, and run_kernel returns the refusal.)
   Scratch<T> sa, sb, so;
   auto load = [&](const KernelInput& in, Scratch<T>* s) {
     return in.weights ? ctx.load_weights<T>(*in.t, in.n, s) : ctx.load<T>(*in.t, in.n, s, in.cf);
@@ -94,10 +94,11 @@ Status with_compute_type(const OpContext& ctx, F f) {
 // reference templates, which run here whatever backend was asked for.
 template <class T>
 Status run_integer_pool(OpContext& ctx, const FracPoolParams& p, const TensorView& in, Tensor* out, bool grad) {
-  const T* src = static_cast<const T*>(in.data);
-  if (grad) ref::fractional_avg_pool_grad<T>(p, src, out->data_as<T>());
-  else ref::fractional_avg_pool<T>(p, src, out->data_as<T>());
-  ctx.mark_written(out);
+  const T* src = ctx.input_data<T>(in);
+  T* dst = ctx.output_data<T>(out);
+  GRADRT_RETURN_IF_ERROR(ctx.refused());  // (preparing: no data)
+  if (grad) ref::fractional_avg_pool_grad<T>(p, src, dst);
+  else ref::fractional_avg_pool<T>(p, src, dst);
   ctx.set_ran_on("reference");
   return Status::OK();
 }

@@ -23,6 +23,7 @@
 #include "max_pool.h"
 #include "max_pool_grad.h"
 #include "table.h"
+#include "ukernel_table.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -78,8 +79,9 @@ void fill_gemm_table(GemmUkernel* g) {
 
 template <class Arch>
 KernelTable make_table() {
-  KernelTable t{make_kernels<float, Arch>(), make_kernels<double, Arch>(), {}};
+  KernelTable t{make_kernels<float, Arch>(), make_kernels<double, Arch>(), {}, {}};
   fill_gemm_table<Arch>(t.gemm);
+  t.rows = row_ukernels<Arch>();
   return t;
 }
 

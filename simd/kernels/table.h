@@ -33,10 +33,43 @@ struct GemmUkernel {
                int64_t mr, int64_t nr, bool accumulate) = nullptr;
 };
 
+// The unit's other float micro-kernels (simd/ukernels/, filled by kernels/ukernel_table.h), as
+// their drivers call them, for their testers (tests/test_ukernels_rows.cpp). A null entry: the unit
+// does not use that kernel (dwx2_row under WebAssembly).
+struct RowUkernels {
+  int lanes = 1;                                                           // floats per vector
+  void (*relu[2])(int64_t n, const float* x, float* y) = {};               // [six]
+  void (*relu_grad[2])(int64_t n, const float* dy, const float* x, float* dx) = {};
+  void (*max_pool_row)(const PoolParams& p, int64_t q, const float* x, bool argmax, float* out) = nullptr;
+  void (*max_pool_grad_row)(const PoolParams& p, int64_t q, const float* idx, const float* dy, float* dx) = nullptr;
+  void (*avg_pool_row)(const PoolParams& p, int64_t q, const float* x, float* y) = nullptr;
+  void (*avg_pool_grad_row)(const PoolParams& p, int64_t q, const float* dy, float* dx) = nullptr;
+  void (*frac_pool_row)(const FracPoolParams& p, int64_t q, const float* x, float* y) = nullptr;
+  void (*frac_pool_grad_row)(const FracPoolParams& p, int64_t q, const int64_t* rr, const int64_t* cr, const float* dy,
+                             float* dx) = nullptr;
+  // Batch norm over rows [r0, r1) of [rows, C]: s0 = sum x (bn_row_sums with BnSumX), s0 = sum (x - mean)^2
+  // (BnSumSq), the chunk combine, y = (x - m) * k + o, the gradient's sums and dx.
+  void (*bn_sum_x)(int64_t r0, int64_t r1, int64_t C, const float* x, float* s0) = nullptr;
+  void (*bn_sum_sq)(int64_t r0, int64_t r1, int64_t C, const float* x, const float* mean, float* s0) = nullptr;
+  void (*bn_combine)(int64_t chunks, const float* part, int64_t stride, int64_t C, float* out) = nullptr;
+  void (*bn_affine)(int64_t r0, int64_t r1, int64_t C, const float* x, const float* m, const float* k,
+                    const float* o, float* y) = nullptr;
+  void (*bn_grad_sums)(int64_t r0, int64_t r1, int64_t C, const float* dy, const float* x, const float* mean,
+                       float* s0, float* s1) = nullptr;
+  void (*bn_grad_dx)(int64_t r0, int64_t r1, int64_t C, bool training, const float* dy, const float* x,
+                     const float* mean, const float* k1, const float* k2, const float* k3, float* dx) = nullptr;
+  // Depthwise gather row (depthwise_rows.h dw_row: grouped blocks, interior, edges, channel tail).
+  void (*dw_row)(int64_t nj, int64_t nt, const float* const* src, const int64_t* off, const float* const* wt,
+                 int64_t step, int64_t src_w, int64_t C, float* dst, int64_t dst_step) = nullptr;
+  // The stride-2 3-tap input-gradient row with R = 1..3 filter rows (ukernels/depthwise_gather.h).
+  void (*dwx2_row[3])(const float* const* dyr, const float* const* wr, int64_t ow, int64_t C, float* dx) = {};
+};
+
 struct KernelTable {
   KernelsT<float> f32;
   KernelsT<double> f64;
   GemmUkernel gemm[3 * kMaxGemmTiles];  // unused entries: tile {0, 0}
+  RowUkernels rows;
 };
 
 // Driver calls that took memory of their own for want of workspace (common.h Arena).

@@ -1,0 +1,45 @@
+// row_ukernels<Arch>(): the unit's non-GEMM float micro-kernels as plain function pointers
+// (table.h RowUkernels), each called exactly as its driver calls it, for the testers in
+// tests/test_ukernels_rows.cpp. Included by all.h after every driver and micro-kernel header.
+// The lambdas depend on Arch, so each unit's copy stays its own (ukernels/vec.h, ODR trap).
+#pragma once
+
+#include "table.h"
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+template <class Arch>
+RowUkernels row_ukernels() {
+  using F = float;
+  RowUkernels u;
+  u.lanes = static_cast<int>(Vec<F, Arch>::width);
+  u.relu[0] = [](int64_t n, const F* x, F* y) { relu_span<F, Arch, false>(n, x, y); };
+  u.relu[1] = [](int64_t n, const F* x, F* y) { relu_span<F, Arch, true>(n, x, y); };
+  u.relu_grad[0] = [](int64_t n, const F* dy, const F* x, F* dx) { relu_grad_span<F, Arch, false>(n, dy, x, dx); };
+  u.relu_grad[1] = [](int64_t n, const F* dy, const F* x, F* dx) { relu_grad_span<F, Arch, true>(n, dy, x, dx); };
+  u.max_pool_row = &max_pool_row<F, Arch>;
+  u.max_pool_grad_row = &max_pool_grad_row<F, Arch>;
+  u.avg_pool_row = &avg_pool_row<F, Arch>;
+  u.avg_pool_grad_row = &avg_pool_grad_row<F, Arch>;
+  u.frac_pool_row = &frac_pool_row<F, Arch>;
+  u.frac_pool_grad_row = &frac_pool_grad_row<F, Arch>;
+  u.bn_sum_x = [](int64_t r0, int64_t r1, int64_t C, const F* x, F* s0) {
+    bn_row_sums<F, Arch>(r0, r1, C, s0, static_cast<F*>(nullptr), BnSumX<F>{x, C});
+  };
+  u.bn_sum_sq = [](int64_t r0, int64_t r1, int64_t C, const F* x, const F* mean, F* s0) {
+    bn_row_sums<F, Arch>(r0, r1, C, s0, static_cast<F*>(nullptr), BnSumSq<F>{x, mean, C});
+  };
+  u.bn_combine = &bn_combine<F, Arch>;
+  u.bn_affine = &bn_affine<F, Arch>;
+  u.bn_grad_sums = &bn_grad_sums<F, Arch>;
+  u.bn_grad_dx = &bn_grad_dx<F, Arch>;
+  u.dw_row = &dw_row<F, Arch>;
+  if constexpr (!kTiles.wasm) {  // (WebAssembly runs dwx2_wasm of simd/wasm/ instead)
+    u.dwx2_row[0] = &dwx2_row<F, Arch, 1>;
+    u.dwx2_row[1] = &dwx2_row<F, Arch, 2>;
+    u.dwx2_row[2] = &dwx2_row<F, Arch, 3>;
+  }
+  return u;
+}
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS
