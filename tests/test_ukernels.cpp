@@ -21,6 +21,16 @@
 namespace {
 
 namespace simd = gradrt::simd;
+
+// The cpu test variants of `isa` after installing tiles `tu` for it and forcing that ISA.
+std::vector<test::Variant> cpu_variants_with(simd::Isa isa, const simd::ConvTuning& tu) {
+  REQUIRE(simd::set_cpu_tuning(isa, tu));
+  REQUIRE(simd::set_cpu_isa(isa));
+  std::vector<test::Variant> here;
+  for (const test::Variant& v : test::variants("cpu"))
+    if (v.isa == isa) here.push_back(v);
+  return here;
+}
 constexpr float kSentinel = -12345.0f;
 
 std::string name(simd::Isa isa, const simd::GemmUkernel& u) {
@@ -158,12 +168,7 @@ TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
       tu.conv2d = tu.backprop_input = tu.backprop_filter = tile;
       tu.filter_k_narrow = 64, tu.filter_k_wide = 48;
       tu.input_fit_columns = false;  // this tile for the input gradient too, whatever fic
-      REQUIRE(simd::set_cpu_tuning(isa, tu));
-      REQUIRE(simd::set_cpu_isa(isa));
-      auto cpu = test::variants("cpu");
-      std::vector<test::Variant> here;
-      for (const test::Variant& v : cpu)
-        if (v.isa == isa) here.push_back(v);
+      std::vector<test::Variant> here = cpu_variants_with(isa, tu);
       for (const gradrt::ConvParams& p : shapes)
         for (test::ConvKernel k : {test::ConvKernel::fwd, test::ConvKernel::bwd_input, test::ConvKernel::bwd_filter})
           test::conv_case<float>(here, k, p, rng);
@@ -221,12 +226,7 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
       CAPTURE(max_c);
       simd::ConvTuning tu = saved;
       tu.filter_few_c_max = max_c;
-      REQUIRE(simd::set_cpu_tuning(isa, tu));
-      REQUIRE(simd::set_cpu_isa(isa));
-      auto cpu = test::variants("cpu");
-      std::vector<test::Variant> here;
-      for (const test::Variant& v : cpu)
-        if (v.isa == isa) here.push_back(v);
+      std::vector<test::Variant> here = cpu_variants_with(isa, tu);
       for (const gradrt::ConvParams& p : shapes) {
         test::conv_case<float>(here, test::ConvKernel::bwd_filter, p, rng);
         test::conv_case<double>(here, test::ConvKernel::bwd_filter, p, rng);

@@ -8,10 +8,10 @@
 // placement (1.00 everywhere: placement does not matter). (needs web/dist: npm run build)
 import { stagedRun } from './staged.mjs';
 import { random } from './random.mjs';
+import { convGradShapes, count } from './conv_shapes.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const count = (shape) => shape.reduce((a, b) => a * b, 1);
 const median = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
 // Sub-page (cache-line sets, 4K aliasing) and page-sized shifts.
 const pads = opt('--pads', '0,64,128,512,1024,2048,3072,4096,8192,16384,65536,1048576').split(',').map(Number);
@@ -22,18 +22,7 @@ const only = opt('--only', 'conv 1x1');
 const { load } = await import('../../web/src/loader.js');
 const t = (shape, data) => ({ dtype: 'float32', shape, data });
 const CASES = [];
-for (const [label, xs, ws, s] of [
-  ['conv 3x3 s1 56x56x64->64', [1, 56, 56, 64], [3, 3, 64, 64], 1],
-  ['conv 3x3 s2 56x56x64->128', [1, 56, 56, 64], [3, 3, 64, 128], 2],
-  ['conv 1x1 28x28x256->512', [1, 28, 28, 256], [1, 1, 256, 512], 1],
-  ['depthwise 3x3 s1 112x112x32', [1, 112, 112, 32], [3, 3, 32, 1], 1],
-  ['depthwise 3x3 s2 56x56x144', [1, 56, 56, 144], [3, 3, 144, 1], 2],
-]) {
-  const dw = label.startsWith('depthwise');
-  const o = Math.ceil(xs[1] / s);
-  const ys = [1, o, o, dw ? ws[2] * ws[3] : ws[3]];
-  const attrs = { strides: [1, s, s, 1], padding: 'SAME' };
-  const [bpi, bpf] = dw ? ['DepthwiseConv2dNativeBackpropInput', 'DepthwiseConv2dNativeBackpropFilter'] : ['Conv2DBackpropInput', 'Conv2DBackpropFilter'];
+for (const { label, xs, ws, ys, attrs, bpi, bpf } of convGradShapes()) {
   const iv = (v) => ({ dtype: 'int32', shape: [v.length], data: Int32Array.from(v) });
   CASES.push([`${label} ${bpi}`, [bpi, { input_sizes: iv(xs), filter: t(ws, random(count(ws), 6)), out_backprop: t(ys, random(count(ys), 7)) }, attrs]]);
   CASES.push([`${label} ${bpf}`, [bpf, { input: t(xs, random(count(xs), 1)), filter_sizes: iv(ws), out_backprop: t(ys, random(count(ys), 7)) }, attrs]]);

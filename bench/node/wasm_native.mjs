@@ -22,28 +22,17 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { random } from './random.mjs';
+import { convGradShapes, count } from './conv_shapes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
 const args = process.argv.slice(2);
 const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const count = (shape) => shape.reduce((a, b) => a * b, 1);
 
 // [label, op, inputs { name: [shape, data] | int vector }, attrs]: runop.mjs's conv and depthwise cases.
 function cases() {
   const out = [];
-  for (const [label, xs, ws, s] of [
-    ['conv 3x3 s1 56x56x64->64', [1, 56, 56, 64], [3, 3, 64, 64], 1],
-    ['conv 3x3 s2 56x56x64->128', [1, 56, 56, 64], [3, 3, 64, 128], 2],
-    ['conv 1x1 28x28x256->512', [1, 28, 28, 256], [1, 1, 256, 512], 1],
-    ['depthwise 3x3 s1 112x112x32', [1, 112, 112, 32], [3, 3, 32, 1], 1],
-    ['depthwise 3x3 s2 56x56x144', [1, 56, 56, 144], [3, 3, 144, 1], 2],
-  ]) {
-    const dw = label.startsWith('depthwise');
-    const o = Math.ceil(xs[1] / s);
-    const ys = [1, o, o, dw ? ws[2] * ws[3] : ws[3]];
-    const attrs = { strides: [1, s, s, 1], padding: 'SAME' };
-    const [bpi, bpf] = dw ? ['DepthwiseConv2dNativeBackpropInput', 'DepthwiseConv2dNativeBackpropFilter'] : ['Conv2DBackpropInput', 'Conv2DBackpropFilter'];
+  for (const { label, xs, ws, ys, attrs, bpi, bpf } of convGradShapes()) {
     out.push([label, bpi, { input_sizes: xs, filter: [ws, random(count(ws), 6)], out_backprop: [ys, random(count(ys), 7)] }, attrs]);
     out.push([label, bpf, { input: [xs, random(count(xs), 1)], filter_sizes: ws, out_backprop: [ys, random(count(ys), 7)] }, attrs]);
   }
