@@ -1,12 +1,11 @@
-// The session-11 Vulkan variants (GRADRT_VULKAN_SHADERS=v5, vulkan/ops/common.h: the depthwise
-// filter gradient's _v5 partial pass, the conv filter gradient's fitted tiles and shorter
-// splits, the input gradient's tiles as wide as 17-63 channels) at the sizes where they have edges, against the reference backend: a reduction length
-// K = n*oy*ox that is no multiple of the split's chunk (primes), one position, channel counts
-// that are no multiple of 4 (scalar depthwise shader; odd tile sides for the conv filter
-// gradient), batch 32, filters of more than 9 taps, stride 2, and the MobileNet 1x1 shapes
-// 144 -> 24 and 24 -> 144 (a single 144 x 24 tile). Dilation: test_vulkan_vec4.cpp and the
-// random sweeps, which ctest `vulkan_v5` also runs with v5 (and the polling fence wait); the
-// plain `vulkan` run checks the default shaders at these sizes. Every case reruns for the same bits.
+// Session 11's Vulkan shader set (v5, the default; vulkan/ops/common.h: the depthwise filter gradient's
+// _v5 partial pass, the conv filter gradient's fitted tiles and shorter splits) at the sizes where they
+// have edges, against the reference backend: a reduction length K = n*oy*ox that is no multiple of the
+// split's chunk (primes), one position, channel counts that are no multiple of 4 (scalar depthwise
+// shader; odd tile sides for the conv filter gradient), batch 32, filters of more than 9 taps, stride 2,
+// and the MobileNet 1x1 shapes 144 -> 24 and 24 -> 144 (a single 144 x 24 tile). Dilation:
+// test_vulkan_vec4.cpp and the random sweeps; ctest `vulkan_v4` reruns these with session 10's set (and
+// the polling fence wait). Every case reruns for the same bits.
 #include <doctest/doctest.h>
 
 #include <random>
