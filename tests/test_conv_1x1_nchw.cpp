@@ -123,6 +123,7 @@ TEST_CASE("sweep: which NCHW conv gradients take the per-image GEMM path") {
   CHECK(remap(Kernel::conv2d_backprop_input, p)->p.out_c == 16 * 17);  // pixels
   CHECK(!remap(Kernel::conv2d, p));                                // forward: not remapped
   CHECK(!remap(Kernel::conv2d_backprop_filter, p, "reference"));   // the oracle keeps its path
+  CHECK(!remap(Kernel::conv2d_backprop_filter, p, "vulkan"));      // no submission per image
   gradrt::ConvParams q = p;
   q.stride_h = 2;
   CHECK(!remap(Kernel::conv2d_backprop_filter, q));

@@ -15,14 +15,17 @@
 //     (dw = dw_0, then dw += dw_n): the bits depend on neither the backend's thread count nor
 //     the split, only on the kernel's own (fixed) order within an image.
 // Both calls have the same params (below), so one KernelQuery sizes the plan's workspace.
-// The reference backend keeps the transposes: it stays the independent oracle for this path.
+// The reference backend keeps the transposes (it stays the independent oracle for this path), and so
+// does an explicit vulkan backend.
 #include "ops.h"
 
 namespace gradrt {
 
 std::optional<ConvRemap> nchw_1x1_remap(Kernel which, const ConvSpec& spec, const ConvParams& p, bool depthwise,
                                         const std::string& backend) {
-  if (!spec.nchw || depthwise || backend == "reference") return std::nullopt;
+  // The reference backend stays the oracle; on Vulkan a call per image would be a submission
+  // (with its copies) per image, so the transposes stay there too.
+  if (!spec.nchw || depthwise || backend == "reference" || backend == "vulkan") return std::nullopt;
   if (which != Kernel::conv2d_backprop_filter && which != Kernel::conv2d_backprop_input) return std::nullopt;
   if (p.filter_h != 1 || p.filter_w != 1 || p.groups != 1 || p.stride_h != 1 || p.stride_w != 1) return std::nullopt;
   // Explicit padding can make out larger than in (padding pixels see only zeros).
