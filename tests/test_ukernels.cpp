@@ -252,11 +252,16 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(s.filter_k_narrow == 128);
   CHECK(s.filter_k_wide == 64);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).input_prefetch_dy == false);
-  CHECK(simd::apply_tiles_override(Isa::avx512, "input_pf=0", &s));
-  CHECK_FALSE(s.input_prefetch_dy);
-  CHECK(simd::apply_tiles_override(Isa::avx512, "input_pf=1", &s));
-  CHECK(s.input_prefetch_dy);
-  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input_pf=2", &s));
+  // A 0|1 key: =0 clears its flag, =1 sets it, `bad` is refused.
+  auto check_flag = [&](const std::string& key, bool simd::ConvTuning::*flag, const char* bad) {
+    CAPTURE(key);
+    CHECK(simd::apply_tiles_override(Isa::avx512, (key + "=0").c_str(), &s));
+    CHECK_FALSE(s.*flag);
+    CHECK(simd::apply_tiles_override(Isa::avx512, (key + "=1").c_str(), &s));
+    CHECK(s.*flag);
+    CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, (key + "=" + bad).c_str(), &s));
+  };
+  check_flag("input_pf", &simd::ConvTuning::input_prefetch_dy, "2");
   CHECK(s.filter_few_c_max == 4);
   CHECK(simd::apply_tiles_override(Isa::avx512, "filter_few_c=0", &s));
   CHECK(s.filter_few_c_max == 0);
@@ -265,11 +270,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_few_c=3x", &s));
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).depthwise_filter_prefetch == false);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).depthwise_filter_prefetch == true);
-  CHECK(simd::apply_tiles_override(Isa::avx512, "dwf_pf=0", &s));
-  CHECK_FALSE(s.depthwise_filter_prefetch);
-  CHECK(simd::apply_tiles_override(Isa::avx512, "dwf_pf=1", &s));
-  CHECK(s.depthwise_filter_prefetch);
-  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "dwf_pf=on", &s));
+  check_flag("dwf_pf", &simd::ConvTuning::depthwise_filter_prefetch, "on");
   const simd::ConvTuning before = s;
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input=5x5", &s));      // not instantiated
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "inptu=12x2", &s));     // unknown key

@@ -6,13 +6,12 @@
 //   node bench/node/placement.mjs [--only TEXT] [--pads 0,64,...] [--rounds 5] [--secs 0.2]
 // Prints per case and placement the median over rounds and its ratio to the fastest
 // placement (1.00 everywhere: placement does not matter). (needs web/dist: npm run build)
-import { stagedRun } from './staged.mjs';
+import { cpuMedianMs, median, stagedRun } from './staged.mjs';
 import { random } from './random.mjs';
 import { convGradShapes, count } from './conv_shapes.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const median = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
 // Sub-page (cache-line sets, 4K aliasing) and page-sized shifts.
 const pads = opt('--pads', '0,64,128,512,1024,2048,3072,4096,8192,16384,65536,1048576').split(',').map(Number);
 const rounds = Number(opt('--rounds', 5));
@@ -39,14 +38,7 @@ for (const [name, call] of CASES.filter(([n]) => n.includes(only))) {
   }
   for (let r = 0; r < rounds; r++) {
     for (const p of runs) {
-      const k = [];
-      for (let end = performance.now() + secs * 1000, n = 0; performance.now() < end || n < 5; n++) {
-        const c0 = process.cpuUsage();
-        p.run();
-        const c = process.cpuUsage(c0);
-        k.push((c.user + c.system) / 1000);
-      }
-      p.times.push(median(k));
+      p.times.push(cpuMedianMs(p.run, secs));
     }
   }
   const meds = runs.map((p) => median(p.times));

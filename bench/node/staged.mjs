@@ -29,3 +29,18 @@ export function cString(m, ptr) {
   while (m.HEAPU8[end] !== 0) end++;
   return new TextDecoder().decode(m.HEAPU8.subarray(ptr, end));
 }
+
+export const median = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
+
+// The median CPU ms of single fn() calls over ~secs seconds (at least 5 calls): CPU time, robust
+// to a neighbour's burst on a shared host.
+export function cpuMedianMs(fn, secs) {
+  const k = [];
+  for (let end = performance.now() + secs * 1000, n = 0; performance.now() < end || n < 5; n++) {
+    const c0 = process.cpuUsage();
+    fn();
+    const c = process.cpuUsage(c0);
+    k.push((c.user + c.system) / 1000);
+  }
+  return median(k);
+}

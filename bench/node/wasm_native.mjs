@@ -22,6 +22,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { random } from './random.mjs';
+import { cpuMedianMs, median, stagedRun } from './staged.mjs';
 import { convGradShapes, count } from './conv_shapes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,7 +41,6 @@ function cases() {
   return out.filter(([label, op]) => !only || label.includes(only) || op.includes(only));
 }
 
-const median = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
 
 const f2 = (v) => v.toFixed(2);
 
@@ -89,7 +89,6 @@ function native(gradrt, argv, repeat) {
 async function child() {
   const { init } = await import('../../web/src/index.js');
   const { load } = await import('../../web/src/loader.js');
-  const { stagedRun } = await import('./staged.mjs');
   const secs = Number(opt('--secs', 0.2));
   const rounds = Number(opt('--rounds', 3));
   const rt = await init({ simd: true });
@@ -112,15 +111,7 @@ async function child() {
   for (let r = 0; r < rounds; r++) {
     for (const { fns, rows } of staged) {
       const row = {};
-      // The kernel: the median CPU time per call (robust to a neighbour's burst).
-      const k = [];
-      for (let end = performance.now() + secs * 1000, n = 0; performance.now() < end || n < 5; n++) {
-        const c0 = process.cpuUsage();
-        fns.kernel();
-        const c = process.cpuUsage(c0);
-        k.push((c.user + c.system) / 1000);
-      }
-      row.kernel = median(k);
+      row.kernel = cpuMedianMs(fns.kernel, secs);  // the kernel alone
       // outputs= and default in alternating blocks, each the process's CPU time over the
       // block's calls: V8's GC work for the default path's arrays (on helper threads too)
       // falls into the default blocks.
