@@ -210,4 +210,32 @@ constexpr int64_t reduction_grain(int64_t rows, int64_t min_rows, int64_t max_ch
   return g < min_rows ? min_rows : g;
 }
 
+// Fixed-order combination of chunk partials (part_k at part + k*nw): dw[e] = ((part_0 + part_1) + part_2) ...,
+// vectorised across e; up to 2^16 values in all on one thread (no second dispatch).
+template <class T, class Arch>
+void combine_partials(const Exec& exec, const T* part, int64_t chunks, int64_t nw, T* dw) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  auto combine = [&](int64_t e0, int64_t e1) {
+    int64_t e = e0;
+    for (; e + L <= e1; e += L) {
+      auto v = V::load(part + e);
+      for (int64_t k = 1; k < chunks; ++k) v = v + V::load(part + k * nw + e);
+      V::store(dw + e, v);
+    }
+    for (; e < e1; ++e) {
+      T v = part[e];
+      for (int64_t k = 1; k < chunks; ++k) v += part[k * nw + e];
+      dw[e] = v;
+    }
+  };
+  if (chunks == 0) {
+    for (int64_t e = 0; e < nw; ++e) dw[e] = T(0);
+  } else if (nw * chunks <= (int64_t(1) << 16)) {
+    combine(0, nw);
+  } else {
+    par(exec, nw, imax(L, balance_grain(exec, nw)), combine);
+  }
+}
+
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -200,12 +200,7 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, const T
     }
   });
   if (f.chunks == 1) return;
-  // dw = the chunks' partials in chunk order (vectorizes over dw elements).
-  par(exec, nw, balance_grain(exec, nw, 1), [&](int64_t e0, int64_t e1) {
-    for (int64_t e = e0; e < e1; ++e) dw[e] = part[e];
-    for (int64_t c = 1; c < f.chunks; ++c)
-      for (int64_t e = e0; e < e1; ++e) dw[e] += part[c * nw + e];
-  });
+  combine_partials<T, Arch>(exec, part, f.chunks, nw, dw);  // in chunk order
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -14,34 +14,6 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-// Fixed-order combination of the chunk partials: dw[e] = ((part_0 + part_1) + part_2) ...,
-// vectorised across e. Small (<= 16 chunks of taps x OC): one thread, no second dispatch.
-template <class T, class Arch>
-void dwf_combine(const Exec& exec, const T* part, int64_t chunks, int64_t nw, T* dw) {
-  using V = Vec<T, Arch>;
-  constexpr int64_t L = V::width;
-  auto combine = [&](int64_t e0, int64_t e1) {
-    int64_t e = e0;
-    for (; e + L <= e1; e += L) {
-      auto v = V::load(part + e);
-      for (int64_t k = 1; k < chunks; ++k) v = v + V::load(part + k * nw + e);
-      V::store(dw + e, v);
-    }
-    for (; e < e1; ++e) {
-      T v = part[e];
-      for (int64_t k = 1; k < chunks; ++k) v += part[k * nw + e];
-      dw[e] = v;
-    }
-  };
-  if (chunks == 0) {
-    for (int64_t e = 0; e < nw; ++e) dw[e] = T(0);
-  } else if (nw * chunks <= (int64_t(1) << 16)) {
-    combine(0, nw);
-  } else {
-    par(exec, nw, imax(L, balance_grain(exec, nw)), combine);
-  }
-}
-
 // The filter gradient (3x3, dilation 1, M == 1, column stride 1 or 2, C % 4 == 0) as chunk
 // partials, for the caller to combine in chunk order: returns *chunks partials of 9*C floats
 // (workspace slot 0), or nullptr for other shapes (the caller takes the generic path). Rows
@@ -172,7 +144,7 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool pre
     int64_t chunks = 0;
     const T* part = dwf_wasm_chunks<T, Arch>(exec, scratch, p, x, dy, &chunks);
     if (part == nullptr) return false;
-    dwf_combine<T, Arch>(exec, part, chunks, 9 * p.in_c, dw);
+    combine_partials<T, Arch>(exec, part, chunks, 9 * p.in_c, dw);
     return true;
   }
   constexpr int64_t L = Vec<T, Arch>::width;
@@ -226,7 +198,7 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool pre
       }
     }
   });
-  dwf_combine<T, Arch>(exec, part, chunks, nw, dw);
+  combine_partials<T, Arch>(exec, part, chunks, nw, dw);
   return true;
 }
 
@@ -358,7 +330,7 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvTuning&
       }
     }
   });
-  dwf_combine<T, Arch>(exec, part, chunks, nw, dw);
+  combine_partials<T, Arch>(exec, part, chunks, nw, dw);
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
