@@ -254,27 +254,26 @@ void add_conv_cases(std::vector<Case>& cases, bool depthwise, int64_t n, int64_t
   const memory::desc wei_md(wei, dt::f32, tag::any);
   // act = tag::any: oneDNN picks its blocked activation layout; tag::nhwc: the issue's
   // comparison (TF's NHWC activations, oneDNN's preferred weight layout).
-  auto backward_data = [=](tag act) {
+  // A backward primitive Bwd (convolution_backward_data or _weights, passed as an empty
+  // object) hinted by its forward primitive (oneDNN 2.x asks for one); its tensors are the
+  // execution arguments `args`, each in the layout the primitive chose.
+  auto backward = [=](auto kind, tag act, std::initializer_list<int> args) {
+    using Bwd = decltype(kind);
     const memory::desc src_md(src, dt::f32, act), dst_md(dst, dt::f32, act);
     convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct, src_md, wei_md, dst_md,
                                  strides, pl, pr);
     convolution_forward::primitive_desc fpd(fd, eng());
-    convolution_backward_data::desc bd(algorithm::convolution_direct, src_md, wei_md, dst_md, strides, pl, pr);
-    convolution_backward_data::primitive_desc bpd(bd, eng(), fpd);
-    return dnnl_runner(convolution_backward_data(bpd), {{DNNL_ARG_DIFF_SRC, dnnl_mem(bpd.diff_src_desc())},
-                                                        {DNNL_ARG_WEIGHTS, dnnl_mem(bpd.weights_desc())},
-                                                        {DNNL_ARG_DIFF_DST, dnnl_mem(bpd.diff_dst_desc())}});
+    typename Bwd::desc bd(algorithm::convolution_direct, src_md, wei_md, dst_md, strides, pl, pr);
+    typename Bwd::primitive_desc bpd(bd, eng(), fpd);
+    std::unordered_map<int, memory> mems;
+    for (int arg : args) mems.emplace(arg, dnnl_mem(bpd.query_md(query::exec_arg_md, arg)));
+    return dnnl_runner(Bwd(bpd), std::move(mems));
+  };
+  auto backward_data = [=](tag act) {
+    return backward(convolution_backward_data{}, act, {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST});
   };
   auto backward_weights = [=](tag act) {
-    const memory::desc src_md(src, dt::f32, act), dst_md(dst, dt::f32, act);
-    convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct, src_md, wei_md, dst_md,
-                                 strides, pl, pr);
-    convolution_forward::primitive_desc fpd(fd, eng());
-    convolution_backward_weights::desc bd(algorithm::convolution_direct, src_md, wei_md, dst_md, strides, pl, pr);
-    convolution_backward_weights::primitive_desc bpd(bd, eng(), fpd);
-    return dnnl_runner(convolution_backward_weights(bpd), {{DNNL_ARG_SRC, dnnl_mem(bpd.src_desc())},
-                                                           {DNNL_ARG_DIFF_WEIGHTS, dnnl_mem(bpd.diff_weights_desc())},
-                                                           {DNNL_ARG_DIFF_DST, dnnl_mem(bpd.diff_dst_desc())}});
+    return backward(convolution_backward_weights{}, act, {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST});
   };
 
   const std::string pre = depthwise ? "DepthwiseConv2dNative" : "Conv2D";

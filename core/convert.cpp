@@ -318,6 +318,13 @@ void run_stored(const Exec& exec, DType stored, bool round_bf16, const void* src
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> scratch_count{0};
+}  // namespace
+
+uint64_t scratch_allocations() { return scratch_count.load(std::memory_order_relaxed); }
+void note_scratch_allocation() { scratch_count.fetch_add(1, std::memory_order_relaxed); }
+
 bool set_convert_vector_tiles(bool enabled) {
   vector_tiles_enabled.store(enabled);
   return vector_tiles_available();

@@ -36,12 +36,18 @@ void convert_out(const Exec& exec, const T* src, void* dst, DType to, int64_t n,
 // CPU has AVX2 and F16C). Returns whether the vector tiles are available here at all.
 bool set_convert_vector_tiles(bool enabled);
 
+// Scratch buffers allocated so far, process-wide (tests: a plan run whose operands need no
+// conversion allocates none).
+uint64_t scratch_allocations();
+void note_scratch_allocation();
+
 // An uninitialized compute buffer from the tensor block cache (a conversion writes every
 // element, so nothing is zero-filled). Throws std::bad_alloc when the memory is not there.
 template <class T>
 class Scratch {
  public:
   T* allocate(int64_t n) {
+    note_scratch_allocation();
     if (!Tensor::allocate(sizeof(T) == 8 ? DType::float64 : DType::float32, {n}, &t_).ok()) throw std::bad_alloc();
     return t_.data_as<T>();
   }

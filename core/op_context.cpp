@@ -139,7 +139,12 @@ Status OpContext::choose_backend(std::optional<Kernel> kernel, int64_t work, Bac
   return backend_for(options_.backend, kernel, work, out);
 }
 
-Status OpContext::defer(const KernelQuery& q, Tail tail) {
+namespace {
+// Where an op's own scratch starts in a workspace whose first `kernel` bytes are the kernel's.
+size_t op_scratch_offset(size_t kernel) { return (kernel + 63) / 64 * 64; }
+}  // namespace
+
+Status OpContext::defer(const KernelQuery& q, Tail tail, size_t op_bytes) {
   if (!preparing()) return tail(*this);
   // The backend as run_kernel would choose it, but asked first whether it takes the call: an
   // `auto` device backend that does not is replaced by cpu here, not after an Unimplemented run.
@@ -155,7 +160,9 @@ Status OpContext::defer(const KernelQuery& q, Tail tail) {
   GRADRT_RETURN_IF_ERROR(s);
   KernelQuery sized = q;
   sized.threads = exec_.threads;  // what choose_backend gave this kernel (a run gives the same)
-  prepared_ = {q.kernel, b, b->workspace_size(sized), b->isa_for(q), b->tiles_for(q)};
+  const size_t kernel_bytes = b->workspace_size(sized);
+  prepared_ = {q.kernel, b, op_bytes ? op_scratch_offset(kernel_bytes) + op_bytes : kernel_bytes, b->isa_for(q),
+               b->tiles_for(q)};
   tail_ = std::move(tail);
   return Status::OK();
 }
@@ -185,13 +192,28 @@ Status PlanWorkspace::reserve(size_t bytes) {
 }
 
 Status OpContext::reserve_workspace(Backend* backend, Kernel kernel, int64_t work, const void* params) {
+  kernel_ws_bytes_ = 0;
   if (params) {
     KernelQuery q{kernel, compute_double() ? DType::float64 : DType::float32, params, work, 0, exec_.threads};
-    Status s = ws_->reserve(backend->workspace_size(q));
+    kernel_ws_bytes_ = backend->workspace_size(q);
+    Status s = ws_->reserve(kernel_ws_bytes_);
     if (!s.ok()) return Status(s.code(), op_ + ": " + s.message());
   }
   exec_.workspace = ws_->view();
   return Status::OK();
+}
+
+void* OpContext::op_scratch(size_t bytes, Status* status) {
+  const size_t offset = op_scratch_offset(kernel_ws_bytes_);
+  *status = ws_->reserve(offset + bytes);  // no growth when the plan was sized for it
+  if (!status->ok()) {
+    *status = Status(status->code(), op_ + ": " + status->message());
+    return nullptr;
+  }
+  // The kernel's view ends where the op's scratch begins: a kernel that took more than it
+  // asked for would fall back to memory of its own (counted), never write into the op's part.
+  exec_.workspace = {ws_->view().data, offset};
+  return static_cast<char*>(exec_.workspace.data) + offset;
 }
 
 const std::string& OpContext::input_name(const TensorView* t) const {

@@ -72,8 +72,9 @@ class OpContext {
   // kPrepare chooses the backend for kernel call `q` (Backend::supports) and keeps `tail`,
   // which Plan::run calls on the context of each run (it must fetch its inputs with input()
   // and its outputs with output(i), and capture nothing by reference). q.params is read
-  // during this call only.
-  Status defer(const KernelQuery& q, Tail tail);
+  // during this call only. op_bytes: scratch the tail itself takes with op_scratch (the plan's
+  // workspace is sized for the kernel's and this, so a plan run allocates none).
+  Status defer(const KernelQuery& q, Tail tail, size_t op_bytes = 0);
   // The name of input `t` (a pointer input() gave), for tails that fetch it again.
   const std::string& input_name(const TensorView* t) const;
   Tensor* output(size_t i) { return &(*outputs_)[i].second; }
@@ -158,6 +159,12 @@ class OpContext {
   // Where run_kernel grows the kernels' scratch (a plan's, kept between its runs); without
   // one, the context's own.
   void use_workspace(PlanWorkspace* ws) { ws_ = ws; }
+  // Scratch of the op itself (not the kernel's), inside run_kernel's call: `bytes` of the same
+  // workspace, after the kernel's part (at kernel bytes rounded up to 64; 64-aligned), so the
+  // two never overlap (exec().workspace then ends there). Grows the workspace when defer's
+  // op_bytes did not size it, which moves it: take this before copying exec(). Null (and
+  // ResourceExhausted in *status) without memory.
+  void* op_scratch(size_t bytes, Status* status);
 
   const Exec& exec() const { return exec_; }
   // RunOptions::backend as the caller asked ("auto", "cpu", "reference", ...).
@@ -176,6 +183,7 @@ class OpContext {
   mutable Status refused_;  // the first refused data access at prepare
   PlanWorkspace own_ws_;
   PlanWorkspace* ws_ = &own_ws_;
+  size_t kernel_ws_bytes_ = 0;  // what reserve_workspace's backend asked for the kernel about to run
   const OpInfo& info_;
   Mode mode_;
   bool specs_only_;

@@ -23,6 +23,10 @@ void check_declared_ran(const std::string& kind);
   "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",                 \
       "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter"
 
+// The elementwise activation and bias ops with their gradients, and the pools with theirs.
+#define GRADRT_TEST_ELEMENTWISE_FAMILY "Relu", "Relu6", "ReluGrad", "Relu6Grad", "BiasAdd", "BiasAddGrad"
+#define GRADRT_TEST_POOL_FAMILY "MaxPool", "MaxPoolGrad", "AvgPool", "AvgPoolGrad"
+
 #define GRADRT_TEST_COVERS_CAT2(a, b) a##b
 #define GRADRT_TEST_COVERS_CAT(a, b) GRADRT_TEST_COVERS_CAT2(a, b)
 #define GRADRT_TEST_COVERS(kind, ...) \

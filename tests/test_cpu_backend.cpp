@@ -46,6 +46,30 @@ void check_cpu_conv(ConvKernel k, const ConvParams& p, std::mt19937& rng) {
   test::conv_case<T>(cpu, k, p, rng);
 }
 
+// A depthwise geometry: an n x h x w x c input, an fh x fw filter with multiplier m and dilation
+// d, strides sh/sw, padding top/left pt/pl and bottom/right pb/pr; the output sizes follow
+// (a dilated filter spans (f - 1) * d + 1 input pixels).
+ConvParams depthwise_geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t fh, int64_t fw, int64_t sh,
+                              int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t m = 1, int64_t d = 1) {
+  ConvParams p;
+  p.batch = n;
+  p.in_h = h;
+  p.in_w = w;
+  p.in_c = p.filter_in_c = c;
+  p.depth_multiplier = m;
+  p.out_c = c * m;
+  p.filter_h = fh;
+  p.filter_w = fw;
+  p.stride_h = sh;
+  p.stride_w = sw;
+  p.dilation_h = p.dilation_w = d;
+  p.pad_top = pt;
+  p.pad_left = pl;
+  p.out_h = (h + pt + pb - ((fh - 1) * d + 1)) / sh + 1;
+  p.out_w = (w + pl + pr - ((fw - 1) * d + 1)) / sw + 1;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("cpu: conv kernels on layer shapes (full register tiles, several K chunks)") {
@@ -94,22 +118,9 @@ TEST_CASE("cpu: depthwise kx-reuse rows vs reference") {
                       {6, 23, 17, 3, 1, 2, 1}, {4, 21, 8, 3, 1, 1, 2},   {2, 64, 1, 3, 1, 1, 1}};
   for (const Geo& g : geos)
     for (int pad = 0; pad < 2; ++pad) {
-      ConvParams p;
-      p.batch = 2;
-      p.in_h = g.h;
-      p.in_w = g.w;
-      p.in_c = g.c;
-      p.depth_multiplier = g.m;
-      p.filter_in_c = g.c;
-      p.out_c = g.c * g.m;
-      p.filter_h = p.filter_w = g.k;
-      p.stride_h = p.stride_w = g.s;
-      p.dilation_h = p.dilation_w = g.d;
-      const int64_t e = (g.k - 1) * g.d + 1;
-      p.pad_top = p.pad_left = pad ? (e - 1) / 2 : 0;
-      const int64_t pb = pad ? e - 1 - p.pad_top : 0;
-      p.out_h = (p.in_h + p.pad_top + pb - e) / p.stride_h + 1;
-      p.out_w = (p.in_w + p.pad_left + pb - e) / p.stride_w + 1;
+      const int64_t e = (g.k - 1) * g.d + 1;  // the dilated filter's extent; pad: SAME-style
+      const int64_t pt = pad ? (e - 1) / 2 : 0, pb = pad ? e - 1 - pt : 0;
+      const ConvParams p = depthwise_geometry(2, g.h, g.w, g.c, g.k, g.k, g.s, g.s, pt, pt, pb, pb, g.m, g.d);
       for (ConvKernel k : {ConvKernel::dw_fwd, ConvKernel::dw_bwd_input, ConvKernel::dw_bwd_filter})
         check_cpu_conv<float>(k, p, rng);
     }
@@ -293,21 +304,9 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks vs reference") {
                       // first strip starting after an edge column, odd widths.
                       {1, 6, 112, 32, 1, 1, 1, 1, 1}, {2, 5, 131, 48, 1, 1, 1, 1, 1}, {1, 7, 150, 32, 2, 0, 0, 1, 1},
                       {2, 4, 97, 80, 2, 1, 1, 1, 1},  {1, 3, 70, 16, 1, 0, 0, 0, 0}};
-  for (const Geo& g : geos) {
-    ConvParams p;
-    p.batch = g.n;
-    p.in_h = g.h;
-    p.in_w = g.w;
-    p.in_c = p.filter_in_c = p.out_c = g.c;
-    p.depth_multiplier = 1;
-    p.filter_h = p.filter_w = 3;
-    p.stride_h = p.stride_w = g.s;
-    p.pad_top = g.pt;
-    p.pad_left = g.pl;
-    p.out_h = (p.in_h + g.pt + g.pb - 3) / g.s + 1;
-    p.out_w = (p.in_w + g.pl + g.pr - 3) / g.s + 1;
-    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng);
-  }
+  for (const Geo& g : geos)
+    check_cpu_conv<float>(ConvKernel::dw_bwd_filter,
+                          depthwise_geometry(g.n, g.h, g.w, g.c, 3, 3, g.s, g.s, g.pt, g.pl, g.pb, g.pr), rng);
 }
 
 // The input gradient's native stride-2 3-tap row kernel (dwx2_row: pad_left 0, in_w ==
@@ -316,26 +315,14 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks vs reference") {
 TEST_CASE("cpu: depthwise input gradient stride-2 rows vs reference") {
   IsaGuard guard;
   std::mt19937 rng(47);
-  struct Geo {
-    int64_t n, h, w, c, sh, fh, pt;
+  // An fh x 3 filter at strides (sh, 2), pad pt above and below; even widths with pad_left 0
+  // and pad_right 1 give in_w == 2*out_w.
+  auto row = [](int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh, int64_t fh, int64_t pt) {
+    return depthwise_geometry(n, h, w, c, fh, 3, sh, 2, pt, 0, pt, 1);
   };
-  const Geo geos[] = {{2, 6, 16, 32, 2, 3, 0}, {1, 7, 10, 19, 2, 3, 1}, {2, 5, 12, 48, 1, 3, 1},
-                      {1, 9, 8, 5, 4, 3, 0},   {1, 4, 22, 144, 2, 3, 0}, {2, 6, 2, 16, 2, 2, 1}};
-  for (const Geo& g : geos) {
-    ConvParams p;
-    p.batch = g.n;
-    p.in_h = g.h;
-    p.in_w = g.w;
-    p.in_c = p.filter_in_c = p.out_c = g.c;
-    p.depth_multiplier = 1;
-    p.filter_h = g.fh;
-    p.filter_w = 3;
-    p.stride_h = g.sh;
-    p.stride_w = 2;
-    p.pad_top = g.pt;
-    p.pad_left = 0;
-    p.out_h = (p.in_h + 2 * g.pt - g.fh) / g.sh + 1;
-    p.out_w = p.in_w / 2;  // in_w == 2*out_w: pad_right 1
+  for (const ConvParams& p : {row(2, 6, 16, 32, 2, 3, 0), row(1, 7, 10, 19, 2, 3, 1), row(2, 5, 12, 48, 1, 3, 1),
+                              row(1, 9, 8, 5, 4, 3, 0), row(1, 4, 22, 144, 2, 3, 0), row(2, 6, 2, 16, 2, 2, 1)}) {
+    REQUIRE(p.in_w == 2 * p.out_w);
     check_cpu_conv<float>(ConvKernel::dw_bwd_input, p, rng);
     check_cpu_conv<double>(ConvKernel::dw_bwd_input, p, rng);
   }
@@ -363,17 +350,10 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks past the prefetch size vs r
         tu.depthwise_filter_prefetch = prefetch;
         REQUIRE(simd::set_cpu_tuning(isa, tu));
       }
-      ConvParams p;
-      p.batch = s == 1 ? 1 : 3;
-      p.in_h = 66;
-      p.in_w = 64;
-      p.in_c = p.filter_in_c = p.out_c = 256;
-      p.depth_multiplier = 1;
-      p.filter_h = p.filter_w = 3;
-      p.stride_h = p.stride_w = s;
-      p.pad_top = p.pad_left = s == 1 ? 1 : 0;
-      p.out_h = s == 1 ? 66 : 33;
-      p.out_w = s == 1 ? 64 : 32;
+      const int64_t pad = s == 1 ? 1 : 0;  // SAME: 66x64 at stride 1, 33x32 at stride 2
+      const ConvParams p = depthwise_geometry(s == 1 ? 1 : 3, 66, 64, 256, 3, 3, s, s, pad, pad, 1, 1);
+      REQUIRE(p.out_h == (s == 1 ? 66 : 33));
+      REQUIRE(p.out_w == (s == 1 ? 64 : 32));
       REQUIRE((p.x_elements() + p.y_elements()) * 4 > (int64_t(8) << 20));
       check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng);
     }

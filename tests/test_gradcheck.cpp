@@ -9,10 +9,8 @@
 #include "coverage.h"
 
 // The ops this file checks, for the coverage test (checked by its last test case).
-GRADRT_TEST_COVERS("gradcheck", GRADRT_TEST_CONV_FAMILY, "FusedBatchNorm", "FusedBatchNormGrad", "FractionalAvgPool",
-                   "FractionalAvgPoolGrad");
-GRADRT_TEST_COVERS("gradcheck", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "BiasAdd", "BiasAddGrad");
-GRADRT_TEST_COVERS("gradcheck", "MaxPool", "MaxPoolGrad", "AvgPool", "AvgPoolGrad");
+GRADRT_TEST_COVERS("gradcheck", GRADRT_TEST_CONV_FAMILY, GRADRT_TEST_ELEMENTWISE_FAMILY, GRADRT_TEST_POOL_FAMILY,
+                   "FusedBatchNorm", "FusedBatchNormGrad", "FractionalAvgPool", "FractionalAvgPoolGrad");
 
 using namespace gradrt;
 using test::Host;

@@ -23,10 +23,26 @@ using gradrt::Plan;
 using gradrt::RunOptions;
 using gradrt::Status;
 
+// One input of a case: integers (`values`: a shape or sequence input) when `shape` is empty, else
+// random numbers of `dtype` and `shape` in [lo, hi).
+struct In {
+  DType dtype;
+  std::vector<int64_t> shape, values;
+  double lo = -1, hi = 1;
+};
+In rnd(DType dtype, std::vector<int64_t> shape, double lo = -1, double hi = 1) { return {dtype, shape, {}, lo, hi}; }
+In ints(std::vector<int64_t> values, DType dtype = DType::int32) { return {dtype, {}, values}; }
+
 struct Case {
   std::string op;
-  std::vector<test::Host> (*make)(std::mt19937& rng);  // inputs in the op's order
+  std::vector<In> inputs;  // in the op's order
   Attrs attrs;
+  std::vector<test::Host> make(std::mt19937& rng) const {
+    std::vector<test::Host> hosts;
+    for (const In& in : inputs)
+      hosts.push_back(in.shape.empty() ? test::ints(in.values, in.dtype) : test::random(in.dtype, in.shape, rng, in.lo, in.hi));
+    return hosts;
+  }
 };
 
 Attrs conv_attrs(std::vector<int64_t> strides, const char* padding, const char* format = "NHWC") {
@@ -34,59 +50,43 @@ Attrs conv_attrs(std::vector<int64_t> strides, const char* padding, const char* 
 }
 
 std::vector<Case> cases() {
-  using test::Host;
+  const DType f16 = DType::float16, f32 = DType::float32, f64 = DType::float64;
   return {
-      {"Conv2DBackpropInput",
-       [](std::mt19937& r) -> std::vector<Host> {
-         return {test::ints({2, 8, 8, 16}), test::random(DType::float32, {3, 3, 16, 16}, r),
-                 test::random(DType::float32, {2, 4, 4, 16}, r)};
-       },
+      {"Conv2DBackpropInput", {ints({2, 8, 8, 16}), rnd(f32, {3, 3, 16, 16}), rnd(f32, {2, 4, 4, 16})},
        conv_attrs({1, 2, 2, 1}, "SAME")},
-      {"Conv2DBackpropFilter",
-       [](std::mt19937& r) -> std::vector<Host> {
-         return {test::random(DType::float16, {1, 16, 8, 8}, r), test::ints({3, 3, 16, 8}),
-                 test::random(DType::float16, {1, 8, 8, 8}, r)};
-       },
+      {"Conv2DBackpropFilter", {rnd(f16, {1, 16, 8, 8}), ints({3, 3, 16, 8}), rnd(f16, {1, 8, 8, 8})},
        conv_attrs({1, 1, 1, 1}, "SAME", "NCHW")},
-      {"DepthwiseConv2dNativeBackpropInput",
-       [](std::mt19937& r) -> std::vector<Host> {
-         return {test::ints({1, 9, 9, 8}), test::random(DType::float64, {3, 3, 8, 2}, r),
-                 test::random(DType::float64, {1, 9, 9, 16}, r)};
-       },
+      {"DepthwiseConv2dNativeBackpropInput", {ints({1, 9, 9, 8}), rnd(f64, {3, 3, 8, 2}), rnd(f64, {1, 9, 9, 16})},
        conv_attrs({1, 1, 1, 1}, "SAME")},
       {"DepthwiseConv2dNativeBackpropFilter",
-       [](std::mt19937& r) -> std::vector<Host> {
-         return {test::random(DType::float32, {2, 7, 7, 4}, r), test::ints({3, 3, 4, 1}, DType::int64),
-                 test::random(DType::float32, {2, 3, 3, 4}, r)};
-       },
+       {rnd(f32, {2, 7, 7, 4}), ints({3, 3, 4, 1}, DType::int64), rnd(f32, {2, 3, 3, 4})},
        conv_attrs({1, 2, 2, 1}, "VALID")},
-      {"Conv2D",
-       [](std::mt19937& r) -> std::vector<Host> {
-         return {test::random(DType::bfloat16, {1, 6, 6, 3}, r), test::random(DType::bfloat16, {2, 2, 3, 5}, r)};
-       },
-       conv_attrs({1, 1, 1, 1}, "VALID")},
+      {"Conv2D", {rnd(DType::bfloat16, {1, 6, 6, 3}), rnd(DType::bfloat16, {2, 2, 3, 5})}, conv_attrs({1, 1, 1, 1}, "VALID")},
       {"FusedBatchNormGradV3",
-       [](std::mt19937& r) -> std::vector<Host> {
-         return {test::random(DType::float32, {2, 5, 3, 3}, r), test::random(DType::float32, {2, 5, 3, 3}, r),
-                 test::random(DType::float32, {5}, r, 0.5, 1.5), test::random(DType::float32, {5}, r),
-                 test::random(DType::float32, {5}, r, 0.5, 1.5), test::make(DType::float32, {0}, {})};
-       },
+       {rnd(f32, {2, 5, 3, 3}), rnd(f32, {2, 5, 3, 3}), rnd(f32, {5}, 0.5, 1.5), rnd(f32, {5}), rnd(f32, {5}, 0.5, 1.5),
+        rnd(f32, {0})},
        {{"epsilon", 0.001}, {"data_format", "NCHW"}}},
       // Ops whose plan runs the whole op each time (no deferred data phase).
       {"FusedBatchNormV3",
-       [](std::mt19937& r) -> std::vector<Host> {
-         return {test::random(DType::float32, {2, 3, 3, 4}, r), test::random(DType::float32, {4}, r),
-                 test::random(DType::float32, {4}, r), test::random(DType::float32, {4}, r),
-                 test::random(DType::float32, {4}, r, 0.5, 1.5)};
-       },
+       {rnd(f32, {2, 3, 3, 4}), rnd(f32, {4}), rnd(f32, {4}), rnd(f32, {4}), rnd(f32, {4}, 0.5, 1.5)},
        {{"epsilon", 0.001}, {"is_training", true}}},
       {"FractionalAvgPoolGrad",
-       [](std::mt19937& r) -> std::vector<Host> {
-         return {test::ints({1, 5, 5, 2}, DType::int64), test::random(DType::float32, {1, 2, 2, 2}, r),
-                 test::ints({0, 2, 5}, DType::int64), test::ints({0, 3, 5}, DType::int64)};
-       },
+       {ints({1, 5, 5, 2}, DType::int64), rnd(f32, {1, 2, 2, 2}), ints({0, 2, 5}, DType::int64),
+        ints({0, 3, 5}, DType::int64)},
        {{"overlapping", false}}},
   };
+}
+
+// The first case (a float32 Conv2DBackpropInput) and its inputs made from `seed`.
+struct FirstCase {
+  Case c;
+  test::Named in;
+};
+FirstCase first_case(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Case c = cases()[0];
+  test::Named in = test::named(c.op, c.make(rng));
+  return {std::move(c), std::move(in)};
 }
 
 Inputs views(const std::string& op, const test::Named& named) {
@@ -116,6 +116,30 @@ bool same_bits(const Outputs& a, const Outputs& b) {
   }
   return true;
 }
+
+// Conv2DBackpropInput on `in` (read again on every call: a test changes its data in place) as a
+// plan, run(version) with that weights version, and as run_op with the same options, fresh().
+struct InputGradient {
+  InputGradient(const test::Named& in, const Attrs& attrs, RunOptions options) : in(in), attrs(attrs), options(options) {
+    REQUIRE(gradrt::prepare("Conv2DBackpropInput", specs(in), attrs, &plan, options).ok());
+  }
+  Outputs run(uint64_t version) {
+    Outputs out;
+    gradrt::PlanRunOptions o;
+    o.weights_version = version;
+    REQUIRE(plan.run(views("", in), &out, o).ok());
+    return out;
+  }
+  Outputs fresh() const {
+    Outputs out;
+    REQUIRE(gradrt::run_op("Conv2DBackpropInput", views("", in), attrs, &out, options).ok());
+    return out;
+  }
+  const test::Named& in;
+  Attrs attrs;
+  RunOptions options;
+  Plan plan;
+};
 
 }  // namespace
 
@@ -188,10 +212,7 @@ TEST_CASE("plan: what prepare records") {
 }
 
 TEST_CASE("plan: bad specs fail at prepare with the op's statuses") {
-  std::mt19937 rng(2);
-  const std::vector<Case> all = cases();
-  const Case& c = all[0];
-  test::Named in = test::named(c.op, c.make(rng));
+  auto [c, in] = first_case(2);
   Plan plan;
   Attrs bad = c.attrs;
   bad["strides"] = AttrValue({1, 0, 1, 1});
@@ -219,10 +240,7 @@ TEST_CASE("plan: bad specs fail at prepare with the op's statuses") {
 }
 
 TEST_CASE("plan: run with inputs other than the prepared ones is refused") {
-  std::mt19937 rng(3);
-  const std::vector<Case> all = cases();
-  const Case& c = all[0];
-  test::Named in = test::named(c.op, c.make(rng));
+  auto [c, in] = first_case(3);
   Plan plan;
   REQUIRE(gradrt::prepare(c.op, specs(in), c.attrs, &plan).ok());
   Outputs out;
@@ -264,22 +282,11 @@ TEST_CASE("plan: converted weights are kept while the weights version stays, mad
   const Attrs attrs = conv_attrs({1, 1, 1, 1}, "SAME");
   test::Named in = test::named("Conv2DBackpropInput", {test::ints({1, 6, 6, 4}), test::random(DType::float16, {3, 3, 4, 5}, rng),
                                                        test::random(DType::float16, {1, 6, 6, 5}, rng)});
-  Plan plan;
   RunOptions options;
   options.backend = "cpu";
-  REQUIRE(gradrt::prepare("Conv2DBackpropInput", specs(in), attrs, &plan, options).ok());
-  auto run = [&](uint64_t version) {
-    Outputs out;
-    gradrt::PlanRunOptions o;
-    o.weights_version = version;
-    REQUIRE(plan.run(views("", in), &out, o).ok());
-    return out;
-  };
-  auto fresh = [&] {
-    Outputs out;
-    REQUIRE(gradrt::run_op("Conv2DBackpropInput", views("", in), attrs, &out, options).ok());
-    return out;
-  };
+  InputGradient g(in, attrs, options);
+  auto run = [&](uint64_t version) { return g.run(version); };
+  auto fresh = [&] { return g.fresh(); };
   const Outputs first = run(1);
   CHECK(same_bits(first, fresh()));
   // The filter changes in place, the caller keeps version 1: the kept conversion is used.
@@ -305,23 +312,12 @@ TEST_CASE("plan: the cpu conv input gradient packs its filter panels once per we
                                                        test::random(DType::float32, {2, 5, 5, 16}, rng)});
   for (int threads : {1, 2}) {
     CAPTURE(threads);
-    Plan plan;
     RunOptions options;
     options.backend = "cpu";
     options.threads = threads;
-    REQUIRE(gradrt::prepare("Conv2DBackpropInput", specs(in), attrs, &plan, options).ok());
-    auto run = [&](uint64_t version) {
-      Outputs out;
-      gradrt::PlanRunOptions o;
-      o.weights_version = version;
-      REQUIRE(plan.run(views("", in), &out, o).ok());
-      return out;
-    };
-    auto fresh = [&] {  // run_op: no weights version, packs into scratch
-      Outputs out;
-      REQUIRE(gradrt::run_op("Conv2DBackpropInput", views("", in), attrs, &out, options).ok());
-      return out;
-    };
+    InputGradient g(in, attrs, options);
+    auto run = [&](uint64_t version) { return g.run(version); };
+    auto fresh = [&] { return g.fresh(); };  // run_op: no weights version, packs into scratch
     auto reference = [&](const Outputs& got) {
       test::Result ref = test::run("Conv2DBackpropInput", in, attrs, "reference");
       REQUIRE(ref.status.ok());
@@ -388,5 +384,46 @@ TEST_CASE("plan: the op context refuses data access while preparing, with a stat
     const Status end = ctx.end_prepare(s);
     if (deferred) CHECK(end.message() == s.message());
     else CHECK_MESSAGE(end.ok(), end.to_string());
+  }
+}
+
+TEST_CASE("plan: the NCHW 1x1 filter gradient takes its dw part from the plan's workspace") {
+  // Batch > 1 on the per-image path (core/ops/conv_1x1_nchw.cpp): image n's dw part is summed
+  // into dw from the op's part of the plan's workspace, which prepare sized after the kernel's
+  // (the batch-1 plan has the same per-image kernel and no part). float32 operands and a
+  // caller's output need no conversion, so a run allocates no scratch at all.
+  std::mt19937 rng(8);
+  const Attrs attrs = conv_attrs({1, 1, 1, 1}, "VALID", "NCHW");
+  const int64_t ci = 24, co = 40;
+  auto named = [&](int64_t batch) {
+    return test::named("Conv2DBackpropFilter", {test::random(DType::float32, {batch, ci, 16, 17}, rng),
+                                                test::ints({1, 1, ci, co}),
+                                                test::random(DType::float32, {batch, co, 16, 17}, rng)});
+  };
+  const test::Named one = named(1), three = named(3);
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    RunOptions options;
+    options.backend = "cpu";
+    options.threads = threads;
+    Plan p1, p3;
+    REQUIRE(gradrt::prepare("Conv2DBackpropFilter", specs(one), attrs, &p1, options).ok());
+    REQUIRE(gradrt::prepare("Conv2DBackpropFilter", specs(three), attrs, &p3, options).ok());
+    CHECK(p3.info().kernel == "conv2d_backprop_input");  // the remapped per-image GEMM
+    CHECK(p3.info().workspace_bytes == (p1.info().workspace_bytes + 63) / 64 * 64 + ci * co * sizeof(float));
+    // The caller's output memory, 64-byte aligned (less aligned memory is not taken).
+    std::vector<float> memory(ci * co + 16);
+    float* dw = memory.data() + (64 - reinterpret_cast<uintptr_t>(memory.data()) % 64) % 64 / sizeof(float);
+    gradrt::PlanRunOptions o;
+    o.output_memory = [&](std::string_view, DType, const std::vector<int64_t>&) -> void* { return dw; };
+    const uint64_t scratch0 = gradrt::scratch_allocations(), fallbacks0 = gradrt::simd::workspace_fallbacks();
+    Outputs out;
+    for (int run = 0; run < 2; ++run) REQUIRE(p3.run(views("", three), &out, o).ok());
+    CHECK(out[0].second.data() == static_cast<void*>(dw));
+    CHECK(gradrt::scratch_allocations() == scratch0);
+    CHECK(gradrt::simd::workspace_fallbacks() == fallbacks0);
+    test::Result ref = test::run("Conv2DBackpropFilter", three, attrs, "reference");
+    REQUIRE(ref.status.ok());
+    test::check_close(std::vector<double>(dw, dw + ci * co), ref.vals(0), 1e-4, 1e-5);
   }
 }

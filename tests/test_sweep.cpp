@@ -5,10 +5,8 @@
 #include "coverage.h"
 
 // The ops this file checks, for the coverage test (checked by its last test case).
-GRADRT_TEST_COVERS("sweep", GRADRT_TEST_CONV_FAMILY, "FusedBatchNormV3", "FusedBatchNormGradV3", "FractionalAvgPool",
-                   "FractionalAvgPoolGrad");
-GRADRT_TEST_COVERS("sweep", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "BiasAdd", "BiasAddGrad");
-GRADRT_TEST_COVERS("sweep", "MaxPool", "MaxPoolGrad", "AvgPool", "AvgPoolGrad");
+GRADRT_TEST_COVERS("sweep", GRADRT_TEST_CONV_FAMILY, GRADRT_TEST_ELEMENTWISE_FAMILY, GRADRT_TEST_POOL_FAMILY,
+                   "FusedBatchNormV3", "FusedBatchNormGradV3", "FractionalAvgPool", "FractionalAvgPoolGrad");
 
 using namespace gradrt;
 using test::ConvConfig;

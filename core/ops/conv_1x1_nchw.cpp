@@ -44,6 +44,11 @@ std::optional<ConvRemap> nchw_1x1_remap(Kernel which, const ConvSpec& spec, cons
   return ConvRemap{which == Kernel::conv2d_backprop_filter ? Kernel::conv2d_backprop_input : Kernel::conv2d, g};
 }
 
+size_t nchw_1x1_op_bytes(Kernel which, const ConvParams& p, bool compute_double) {
+  if (which != Kernel::conv2d_backprop_filter || p.batch < 2) return 0;
+  return static_cast<size_t>(p.in_c * p.out_c) * (compute_double ? sizeof(double) : sizeof(float));
+}
+
 namespace {
 
 template <class T>
@@ -70,8 +75,12 @@ Status run_typed(OpContext& ctx, Kernel which, const ConvOperands& c, const Conv
     // a = x [N, Ci, P], b = dy [N, Co, P], out = dw [Ci x Co].
     GRADRT_RETURN_IF_ERROR(call_conv_kernel<T>(be, Kernel::conv2d_backprop_input, e, r.p, b, a, out));
     if (images == 1) return Status::OK();
-    Scratch<T> s;
-    T* part = s.allocate(ci * co);
+    // Each later image's dw_n goes to the op's part of the plan's workspace (sized at prepare:
+    // nchw_1x1_op_bytes), then is added in; the kernel's own scratch lies before it.
+    Status st;
+    T* part = static_cast<T*>(ctx.op_scratch(static_cast<size_t>(ci * co) * sizeof(T), &st));
+    if (!part) return st;
+    e.workspace = ctx.exec().workspace;  // (op_scratch may have moved a workspace it had to grow)
     for (int64_t n = 1; n < images; ++n) {
       GRADRT_RETURN_IF_ERROR(
           call_conv_kernel<T>(be, Kernel::conv2d_backprop_input, e, r.p, b + n * co * pixels, a + n * ci * pixels, part));

@@ -49,7 +49,7 @@ Status finish_conv(OpContext& ctx, Kernel which, const ConvOperands& c, const st
     GRADRT_RETURN_IF_ERROR(ctx.input(s.b.c_str(), &b));
     return run_conv_kernel(ctx, s.which, {.spec = s.spec, .p = s.p, .depthwise = s.depthwise, .a = {*a, s.ra},
                                           .b = {*b, s.rb}, .out = {ctx.output(0), s.rout}});
-  });
+  }, r ? nchw_1x1_op_bytes(which, p, ctx.compute_double()) : 0);
 }
 
 Status run_conv_forward(OpContext& ctx, bool depthwise) {

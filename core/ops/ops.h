@@ -173,6 +173,9 @@ constexpr int64_t kNchw1x1MinPixels = 256;
 // one group, >= kNchw1x1MinPixels pixels, on any backend but "reference" (the oracle).
 std::optional<ConvRemap> nchw_1x1_remap(Kernel which, const ConvSpec& spec, const ConvParams& p, bool depthwise,
                                         const std::string& backend);
+// Bytes of the op's own scratch (OpContext::op_scratch) the remapped `which` takes beyond its
+// kernel's: one image's dw part for a filter gradient of batch > 1, else 0.
+size_t nchw_1x1_op_bytes(Kernel which, const ConvParams& p, bool compute_double);
 // Runs c through r (r from nchw_1x1_remap of the same call).
 Status run_nchw_1x1(OpContext& ctx, Kernel which, const ConvOperands& c, const ConvRemap& r);
 
