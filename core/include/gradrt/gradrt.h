@@ -210,7 +210,7 @@ struct PlanInfo {
   std::string kernel;          // its stem in the kernel list (core/kernels.h), e.g. "conv2d_backprop_filter"
   std::string isa;             // the backend's instruction set or device ("avx512", "wasm_simd128", ...)
   std::string tiles;           // the backend's tile choice for this kernel, where it reports one
-  size_t workspace_bytes = 0;  // scratch the kernel asked for; the plan owns it
+  size_t workspace_bytes = 0;  // scratch the kernel (and the op around it) asked for; the plan owns it
   bool fast = false;           // run() skips the op's checks (they ran at prepare); false: run() redoes them
   std::vector<std::pair<std::string, TensorSpec>> outputs;  // in the op's output order
 };
