@@ -43,6 +43,13 @@ struct ConvTuning {
   // more. Emerald Rapids, 1 thread, batch 32, 32 dx channels: 6x4 (64 columns, half of them
   // zeros) took 1.5-3x the time of 12x2 (bench/results_xeon_emr.txt). Off: GRADRT_CPU_TILES=input_fit=0.
   bool input_fit_columns = true;
+  // FusedBatchNormGrad with dy + x of at most this many bytes: the dx pass takes its row
+  // chunks last to first, so it starts on the rows the sum pass read last (still in L2 where
+  // the L2 holds a good part of dy + x). 0: never. Emerald Rapids (2 MB L2): 16 MiB.
+  int64_t bn_grad_dx_reverse_bytes = 0;
+  // FusedBatchNormGrad (training): dx of at least this many bytes is written
+  // with non-temporal stores (when vector-aligned). 0: never. Zen 5: 4 MiB (kernels/fused_batch_norm_grad.h).
+  int64_t bn_grad_stream_bytes = int64_t{4} << 20;
 };
 
 inline constexpr int kMaxGemmTiles = 3;

@@ -124,6 +124,10 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // the time at batch 8, 1 and 2 threads (cli_ab, session 11); forced on at batch 1 it took
     // 1.37-1.48x.
     t.depthwise_filter_prefetch = false;
+    // FusedBatchNormGrad's dx pass last chunk first up to 16 MiB of dy + x: 0.95x the time at
+    // batch 1 (56x56x256, 6.4 MB), 1 thread (2 threads: 0.97x); at batch 8 (51 MB) 1.02-1.05x,
+    // so not there (cli_ab, session 12).
+    t.bn_grad_dx_reverse_bytes = int64_t{16} << 20;
   }
   return t;
 }
@@ -163,6 +167,16 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
       t.input_prefetch_dy = val == "1";
+    } else if (key == "bn_rev") {  // FusedBatchNormGrad dx pass last chunk first up to this many KiB of dy + x
+      long long a = -1;
+      char tail = 0;
+      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
+      t.bn_grad_dx_reverse_bytes = int64_t(a) << 10;
+    } else if (key == "bn_stream") {  // FusedBatchNormGrad dx non-temporal from this many KiB (0: never)
+      long long a = -1;
+      char tail = 0;
+      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
+      t.bn_grad_stream_bytes = int64_t(a) << 10;
     } else if (key == "dwf_pf") {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
@@ -179,15 +193,16 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 }
 
 std::string describe(const ConvTuning& t) {
-  char buf[320];
+  char buf[384];
   std::snprintf(buf, sizeof buf,
                 "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s, filter few-c to %lld, "
-                "depthwise filter prefetch %s",
+                "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
                 static_cast<long long>(t.filter_k_wide), t.input_prefetch_dy ? "on" : "off",
-                static_cast<long long>(t.filter_few_c_max), t.depthwise_filter_prefetch ? "on" : "off");
+                static_cast<long long>(t.filter_few_c_max), t.depthwise_filter_prefetch ? "on" : "off",
+                static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10));
   return buf;
 }
 

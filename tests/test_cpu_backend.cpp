@@ -282,6 +282,88 @@ TEST_CASE("cpu: FusedBatchNormGrad misaligned, odd-width and large inputs") {
   batch_norm_grad_layouts<double>(42);
 }
 
+// FusedBatchNormGrad's dx pass under its ConvTuning choices: normal or non-temporal stores
+// (bn_grad_stream_bytes), chunks in order or last first (bn_grad_dx_reverse_bytes), every ISA,
+// 1/2/3 threads; against the reference and the same bits in every configuration.
+template <class T>
+void batch_norm_grad_dx_modes(uint32_t seed) {
+  IsaGuard guard;
+  std::mt19937 rng(seed);
+  struct Restore {
+    std::vector<std::pair<simd::Isa, simd::ConvTuning>> saved;
+    ~Restore() {
+      for (const auto& [isa, t] : saved) simd::set_cpu_tuning(isa, t);
+    }
+  } restore;
+  for (simd::Isa isa : simd::supported_isas()) restore.saved.emplace_back(isa, simd::cpu_tuning(isa));
+  struct Shape {
+    int64_t rows, channels;
+  };
+  for (Shape sh : {Shape{2048, 128}, Shape{1500, 80}, Shape{3000, 48}}) {
+    BatchNormParams p;
+    p.rows = sh.rows;
+    p.channels = sh.channels;
+    p.epsilon = 0.001f;
+    p.is_training = true;
+    const int64_t n = p.rows * p.channels, C = p.channels;
+    auto x = random_vec<T>(rng, n, -2, 3);
+    auto dy = random_vec<T>(rng, n);
+    auto scale = random_vec<T>(rng, C, 0.5, 2);
+    auto mean = random_vec<T>(rng, C, 0, 1);
+    auto var = random_vec<T>(rng, C, 0.5, 2);
+    std::vector<T> rdx(n), rds(C), rdo(C);
+    REQUIRE(gradrt::reference_backend()->fused_batch_norm_grad(Exec{1}, p, dy.data(), x.data(), scale.data(),
+                                                               mean.data(), var.data(), rdx.data(), rds.data(),
+                                                               rdo.data()).ok());
+    for (simd::Isa isa : simd::supported_isas()) {
+      REQUIRE(simd::set_cpu_isa(isa));
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(C);
+      std::vector<T> first[3];
+      // {reversed up to (0: never), non-temporal dx from (0: never)}.
+      const int64_t big = int64_t(1) << 40, nt = int64_t(64) << 10;
+      const int64_t configs[][2] = {{0, 0}, {0, nt}, {big, 0}, {big, nt}};
+      std::vector<T> dxbuf(n + 64 / sizeof(T));
+      T* pdx = dxbuf.data();
+      while (reinterpret_cast<uintptr_t>(pdx) % 64 != 0) ++pdx;  // vector-aligned: the NT path
+      for (const auto& cfg : configs) {
+        for (const auto& [i, t] : restore.saved) {
+          simd::ConvTuning tu = t;
+          tu.bn_grad_dx_reverse_bytes = cfg[0];
+          tu.bn_grad_stream_bytes = cfg[1];
+          REQUIRE(simd::set_cpu_tuning(i, tu));
+        }
+        for (int threads : {1, 2, 3}) {
+          CAPTURE(cfg[0]);
+          CAPTURE(cfg[1]);
+          CAPTURE(threads);
+          std::fill(pdx, pdx + n, T(-7));
+          std::vector<T> ds(C), d0(C);
+          REQUIRE(gradrt::cpu_backend()->fused_batch_norm_grad(Exec{threads}, p, dy.data(), x.data(), scale.data(),
+                                                               mean.data(), var.data(), pdx, ds.data(),
+                                                               d0.data()).ok());
+          const std::vector<T> dx(pdx, pdx + n);
+          check_close(ds, rds, double(p.rows), 4, "fused_batch_norm_grad dx modes scale_backprop");
+          check_close(d0, rdo, double(p.rows), 1, "fused_batch_norm_grad dx modes offset_backprop");
+          check_close(dx, rdx, double(p.rows), 8, "fused_batch_norm_grad dx modes x_backprop");
+          if (first[0].empty()) {
+            first[0] = dx, first[1] = ds, first[2] = d0;
+          } else {
+            CHECK(same_bits(dx, first[0]));
+            CHECK(same_bits(ds, first[1]));
+            CHECK(same_bits(d0, first[2]));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu: FusedBatchNormGrad dx pass order and non-temporal stores vs reference") {
+  batch_norm_grad_dx_modes<float>(61);
+  batch_norm_grad_dx_modes<double>(62);
+}
+
 TEST_CASE("cpu: batch_norm_stats at wide channel counts") {
   batch_norm_stats_widths<float>(43);
   batch_norm_stats_widths<double>(44);

@@ -12,7 +12,7 @@
 // per call. Tried and not kept: column blocks of one cache line over all rows, to reread dy
 // and x from L2 in the dx pass (a 1 KB row stride maps a column onto 1/16 of the L2 sets:
 // 3x slower); aligned loads permuted into place for misaligned inputs (no gain through
-// run_op); non-temporal dx stores at this size (kept for dx >= 4 MiB, see kBnStreamBytes);
+// run_op); non-temporal dx stores at this size (kept for dx >= 4 MiB, ConvTuning::bn_grad_stream_bytes);
 // the dx pass in reverse chunk order (and rows descending).
 // Batch 8 (25.7 MB per tensor, DRAM; 1 thread, Zen 5 guest, shared with builds): a bare read
 // of two tensors runs at ~49 GB/s (1.04 ms), read 2 + write 1 at 1.78 ms with normal stores and
@@ -32,6 +32,12 @@
 // row ~25% of sequential, 2+ lines ~90%; but 2 tensors x 4 lines x 3136 rows = 1.6 MB of
 // scratch exceeds the 1 MB L2 (the streamed dy/x lines evict it too), so no width gets both.
 // Also no gain: the sum pass over whole 1 KB rows (16 vectors, same bits).
+// Emerald Rapids (2 MB L2 per core; session 12, cli_ab, batch 1): channel blocks of 1-3
+// vectors over all rows, each thread running both passes per block of its own (dy + x of a
+// block, 0.4-1.2 MB, in L2 for the dx pass; same bits): 1.7-2.1x the time at 1 thread,
+// 1.8-4.1x at 2 (64-192 contiguous bytes per 1 KB row, in both passes). Without the NT dx
+// stores at batch 8: 1.4-1.6x the time (so 4 MiB stays). The dx pass last chunk first
+// (ConvTuning::bn_grad_dx_reverse_bytes): 0.95x the time at batch 1, 1.02-1.05x at batch 8.
 #pragma once
 
 #include <cmath>
@@ -42,11 +48,10 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-// dx of at least this many bytes is written with non-temporal stores (when aligned): it
-// will not fit the caches next to dy and x anyway, and a normal store reads each dx line
-// from DRAM first. Measured on Zen 5 (56x56x256, 1 thread, dx pass alone): 6.4 MB 0.39 ->
-// 0.32 ms, 25.7 MB 2.6 -> 1.7 ms; at 3.2 MB (L3-resident) no difference, so kept below.
-constexpr int64_t kBnStreamBytes = int64_t{4} << 20;
+// dx of at least ConvTuning::bn_grad_stream_bytes is written with non-temporal stores (when
+// aligned): it will not fit the caches next to dy and x anyway, and a normal store reads each
+// dx line from DRAM first. Measured on Zen 5 (56x56x256, 1 thread, dx pass alone): 6.4 MB
+// 0.39 -> 0.32 ms, 25.7 MB 2.6 -> 1.7 ms; at 3.2 MB (L3-resident) no difference: 4 MiB.
 
 template <class T, class Arch>
 size_t fused_batch_norm_grad_workspace(int, const ConvTuning&, const BatchNormParams& p) {
@@ -57,8 +62,8 @@ size_t fused_batch_norm_grad_workspace(int, const ConvTuning&, const BatchNormPa
 }
 
 template <class T, class Arch>
-void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* dy, const T* x,
-                           const T* scale, const T* mean, const T* variance, T* dx, T* dscale,
+void fused_batch_norm_grad(const Exec& exec, const ConvTuning& tuning, const BatchNormParams& p, const T* dy,
+                           const T* x, const T* scale, const T* mean, const T* variance, T* dx, T* dscale,
                            T* doffset) {
   using V = Vec<T, Arch>;
   constexpr int64_t L = V::width;
@@ -70,44 +75,51 @@ void fused_batch_norm_grad(const Exec& exec, const BatchNormParams& p, const T* 
   T* part = scratch.take<T>(chunks * 2 * C + 1);
   T* k = scratch.take<T>(4 * C);
   T* sdyxc = k + 3 * C;
+  T* k1 = k;
+  T* k2 = k + C;
+  T* k3 = k + 2 * C;
+  const T inv_r = R > 0 ? T(1) / T(R) : T(0);
+  // dscale and the dx constants of channels [c0, c1) from the combined sums.
+  auto constants = [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const T inv = T(1) / std::sqrt(variance[c] + T(p.epsilon));
+      dscale[c] = sdyxc[c] * inv;
+      const T s = scale[c] * inv;
+      // training: dx = s*dy - s*(sum dy)/R - s*inv^2*(sum dy*xc)/R * xc
+      k1[c] = s;
+      k2[c] = p.is_training ? -s * (inv * inv * (sdyxc[c] * inv_r)) : T(0);
+      k3[c] = p.is_training ? -s * (doffset[c] * inv_r) : T(0);
+    }
+  };
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
     T* s0 = part + (r0 / grain) * 2 * C;
     bn_grad_sums<T, Arch>(r0, r1, C, dy, x, mean, s0, s0 + C);
   });
   bn_combine<T, Arch>(chunks, part, 2 * C, C, doffset);
   bn_combine<T, Arch>(chunks, part + C, 2 * C, C, sdyxc);
-  const T inv_r = R > 0 ? T(1) / T(R) : T(0);
-  for (int64_t c = 0; c < C; ++c) {
-    const T inv = T(1) / std::sqrt(variance[c] + T(p.epsilon));
-    dscale[c] = sdyxc[c] * inv;
-    const T k1 = scale[c] * inv;
-    if (p.is_training) {
-      // dx = k1*dy - k1*(sum dy)/R - k1*inv^2*(sum dy*xc)/R * xc
-      k[c] = k1;
-      k[C + c] = -k1 * (inv * inv * (sdyxc[c] * inv_r));
-      k[2 * C + c] = -k1 * (doffset[c] * inv_r);
-    } else {
-      k[c] = k1;
-      k[C + c] = T(0);
-      k[2 * C + c] = T(0);
-    }
-  }
+  constants(0, C);
   if (R == 0) return;
-  const T* k1 = k;
-  const T* k2 = k + C;
-  const T* k3 = k + 2 * C;
-  const int64_t dx_grain = imax(1, 16384 / C);
+  // The dx pass in chunks of dx_grain rows; the last chunk first where dy + x are within
+  // bn_grad_dx_reverse_bytes (elementwise: the order never touches the bits).
+  const int64_t dx_grain = imax(1, 16384 / C), dx_chunks = nchunks(R, dx_grain);
+  const bool reverse = 2 * R * C * int64_t(sizeof(T)) <= tuning.bn_grad_dx_reverse_bytes;
+  auto dx_pass = [&](auto&& rows) {
+    par(exec, dx_chunks, 1, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t r0 = (reverse ? dx_chunks - 1 - q : q) * dx_grain;
+        rows(r0, imin(R, r0 + dx_grain));
+      }
+    });
+  };
   if constexpr (bn_can_stream<T, Arch>()) {
     const bool aligned = reinterpret_cast<uintptr_t>(dx) % (sizeof(T) * L) == 0 && C % L == 0;
-    if (p.is_training && aligned && R * C * int64_t(sizeof(T)) >= kBnStreamBytes) {
-      par(exec, R, dx_grain,
-          [&](int64_t r0, int64_t r1) { bn_grad_dx_stream<T, Arch>(r0, r1, C, dy, x, mean, k1, k2, k3, dx); });
+    const int64_t nt_bytes = tuning.bn_grad_stream_bytes;
+    if (p.is_training && aligned && nt_bytes > 0 && R * C * int64_t(sizeof(T)) >= nt_bytes) {
+      dx_pass([&](int64_t r0, int64_t r1) { bn_grad_dx_stream<T, Arch>(r0, r1, C, dy, x, mean, k1, k2, k3, dx); });
       return;
     }
   }
-  par(exec, R, dx_grain, [&](int64_t r0, int64_t r1) {
-    bn_grad_dx<T, Arch>(r0, r1, C, p.is_training, dy, x, mean, k1, k2, k3, dx);
-  });
+  dx_pass([&](int64_t r0, int64_t r1) { bn_grad_dx<T, Arch>(r0, r1, C, p.is_training, dy, x, mean, k1, k2, k3, dx); });
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
