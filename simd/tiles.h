@@ -41,8 +41,6 @@ struct ConvTuning {
   // Conv2DBackpropInput 1x1 stride 1 without padding: dx channels up to this many (and at most
   // 4 vectors) stream dy in place (kernels/conv2d_backprop_input_stream.h); 0: off.
   int64_t input_stream_max = 64;
-  // ... and each tile prefetches the next tile's dy block (R*co values) into L1 first.
-  bool input_stream_prefetch = true;
   // Conv2DBackpropInput: run the unit's tile that pads the dx channels (the GEMM's N) to the
   // fewest columns (fewest_padded_columns below) in place of `backprop_input` when that pads
   // more. Emerald Rapids, 1 thread, batch 32, 32 dx channels: 6x4 (64 columns, half of them

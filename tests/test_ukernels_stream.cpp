@@ -155,3 +155,15 @@ TEST_CASE("cpu: the plan records the 1x1 input gradient's path") {
     CHECK(tiles_of(200, 48, 1).rfind("gemm ", 0) == 0);   // too many dx channels
   }
 }
+
+TEST_CASE("cpu: GRADRT_CPU_TILES input_stream=N") {
+  simd::ConvTuning t = simd::cpu_tuning(simd::Isa::scalar);
+  CHECK(simd::apply_tiles_override(simd::Isa::scalar, "input_stream=0", &t));
+  CHECK(t.input_stream_max == 0);
+  CHECK(simd::apply_tiles_override(simd::Isa::scalar, "input_stream=24", &t));
+  CHECK(t.input_stream_max == 24);
+  CHECK(simd::describe(t).find("input 1x1 stream to 24") != std::string::npos);
+  CHECK_FALSE(simd::apply_tiles_override(simd::Isa::scalar, "input_stream=-1", &t));
+  CHECK_FALSE(simd::apply_tiles_override(simd::Isa::scalar, "input_stream=4x", &t));
+  CHECK(t.input_stream_max == 24);
+}
