@@ -73,9 +73,7 @@ void conv2d_backprop_input_stream_cv(const Exec& exec, const ConvParams& p, cons
 
 // Runs the path with cv vectors (from conv2d_backprop_input_stream_vectors).
 template <class T, class Arch>
-void conv2d_backprop_input_stream(int cv, const Exec& exec, const ConvTuning& tu, const ConvParams& p, const T* w,
-                                  const T* dy, T* dx) {
-  (void)tu;
+void conv2d_backprop_input_stream(int cv, const Exec& exec, const ConvParams& p, const T* w, const T* dy, T* dx) {
   switch (cv) {
     case 1: return conv2d_backprop_input_stream_cv<T, Arch, 1>(exec, p, w, dy, dx);
     case 2: return conv2d_backprop_input_stream_cv<T, Arch, 2>(exec, p, w, dy, dx);
