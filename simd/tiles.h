@@ -38,6 +38,9 @@ struct ConvTuning {
   // first item prefetches the next row's lines (Zen 5: 0.6 -> 0.4-0.5 ms at 8x56x56x144 s2;
   // Emerald Rapids: 1.2-1.4x the time).
   bool depthwise_filter_prefetch = true;
+  // Conv2DBackpropInput 1x1 stride 1 without padding: dx channels up to this many (and at most
+  // 4 vectors) stream dy in place (kernels/conv2d_backprop_input_stream.h); 0: off.
+  int64_t input_stream_max = 64;
   // Conv2DBackpropInput: run the unit's tile that pads the dx channels (the GEMM's N) to the
   // fewest columns (fewest_padded_columns below) in place of `backprop_input` when that pads
   // more. Emerald Rapids, 1 thread, batch 32, 32 dx channels: 6x4 (64 columns, half of them
@@ -64,6 +67,10 @@ struct Tiles {
   // Batch-norm sums: channel vectors per pass over the rows, per element type.
   int bn_vectors_f32;
   int bn_vectors_f64;
+  // The 1x1 input gradient's streaming tile (ukernels/conv1x1_stream.h): pixel rows R for
+  // ci in 1, 2, 3, 4 vectors. R*CV accumulators + CV filter vectors + a broadcast (+ a product
+  // without FMA) fill the unit's registers.
+  int stream_rows[4];
   // WebAssembly SIMD128 (V8: 15 vector registers, no FMA): the depthwise kernels of
   // simd/wasm/ replace some of the native ones.
   bool wasm;
@@ -94,29 +101,29 @@ namespace tiles {
 // with channel-vector pairs, 8 float vectors per batch-norm pass (16 floats each; 4 for double).
 inline constexpr Tiles avx512{.gemm = {{12, 2}, {6, 4}},
                               .dw_block_pixels = 8, .dw_channel_pairs = true, .bn_vectors_f32 = 8,
-                              .bn_vectors_f64 = 4, .wasm = false};
+                              .bn_vectors_f64 = 4, .stream_rows = {16, 12, 8, 6}, .wasm = false};
 // 16 ymm registers: a 6x2 GEMM tile (12 accumulators + 2 B + broadcast), 4-pixel depthwise
 // blocks, 4 vectors per batch-norm pass (2 sums + mean each).
 inline constexpr Tiles avx2{.gemm = {{6, 2}},
                             .dw_block_pixels = 4, .dw_channel_pairs = false, .bn_vectors_f32 = 4,
-                            .bn_vectors_f64 = 4, .wasm = false};
+                            .bn_vectors_f64 = 4, .stream_rows = {12, 6, 4, 3}, .wasm = false};
 // 16 xmm registers: as avx2, without FMA.
 inline constexpr Tiles sse4_2 = avx2;
 // 32 q registers of 4 floats: an 8x2 GEMM tile, 8-pixel depthwise blocks with channel-vector
 // pairs, 4 vectors per batch-norm pass.
 inline constexpr Tiles neon{.gemm = {{8, 2}},
                             .dw_block_pixels = 8, .dw_channel_pairs = true, .bn_vectors_f32 = 4,
-                            .bn_vectors_f64 = 4, .wasm = false};
+                            .bn_vectors_f64 = 4, .stream_rows = {16, 12, 8, 6}, .wasm = false};
 // V8 on x64: 15 allocatable vector registers and no FMA (a*b + c is a multiply into a
 // temporary, then an add), so a 6x2 GEMM tile (12 accumulators + 2 B + broadcast + product
 // = 16) spills; 4x2 leaves room. 4-pixel depthwise blocks, and the simd/wasm/ row kernels
 // where they measured faster.
 inline constexpr Tiles wasm_simd128{.gemm = {{4, 2}}, .dw_block_pixels = 4, .dw_channel_pairs = false,
-                                    .bn_vectors_f32 = 4, .bn_vectors_f64 = 4, .wasm = true};
+                                    .bn_vectors_f32 = 4, .bn_vectors_f64 = 4, .stream_rows = {8, 4, 3, 2}, .wasm = true};
 // Vector width 1 (plain C++): a 4x2 GEMM tile.
 inline constexpr Tiles scalar{.gemm = {{4, 2}},
                               .dw_block_pixels = 4, .dw_channel_pairs = false, .bn_vectors_f32 = 4,
-                              .bn_vectors_f64 = 4, .wasm = false};
+                              .bn_vectors_f64 = 4, .stream_rows = {8, 4, 4, 2}, .wasm = false};
 }  // namespace tiles
 
 }  // namespace gradrt::simd

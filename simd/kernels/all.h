@@ -77,11 +77,31 @@ void fill_gemm_table(GemmUkernel* g) {
   }
 }
 
+template <class Arch, int CV>
+StreamUkernel stream_ukernel() {
+  using K = Conv1x1Stream<float, Arch, kTiles.stream_rows[CV - 1], CV>;
+  return StreamUkernel{kTiles.stream_rows[CV - 1], CV, int(K::L), &K::run, &Conv1x1Stream<float, Arch, 1, CV>::run};
+}
+
+template <class T, class Arch>
+InputPath input_path(const ConvTuning& tu, const ConvParams& p) {
+  if (const int cv = conv2d_backprop_input_stream_vectors<T, Arch>(tu, p))
+    return InputPath{true, GemmTile{kTiles.stream_rows[cv - 1], cv}};
+  return InputPath{false, conv2d_backprop_input_tile<T, Arch>(tu, p)};
+}
+
 template <class Arch>
 KernelTable make_table() {
-  KernelTable t{make_kernels<float, Arch>(), make_kernels<double, Arch>(), {}, {}};
+  KernelTable t{make_kernels<float, Arch>(), make_kernels<double, Arch>(), {}, {}, {}, nullptr};
   fill_gemm_table<Arch>(t.gemm);
   t.rows = row_ukernels<Arch>();
+  t.stream[0] = stream_ukernel<Arch, 1>();
+  t.stream[1] = stream_ukernel<Arch, 2>();
+  t.stream[2] = stream_ukernel<Arch, 3>();
+  t.stream[3] = stream_ukernel<Arch, 4>();
+  t.input_path = [](const ConvTuning& tu, const ConvParams& p, bool f64) {
+    return f64 ? input_path<double, Arch>(tu, p) : input_path<float, Arch>(tu, p);
+  };
   return t;
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "common.h"
+#include "conv2d_backprop_input_stream.h"
 #include "../ukernels/gemm.h"
 #include "../ukernels/pack.h"
 
@@ -331,6 +332,8 @@ GemmTile conv2d_backprop_input_tile(const ConvTuning& tuning, const ConvParams& 
 
 template <class T, class Arch>
 size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, const ConvParams& p) {
+  if (const int cv = conv2d_backprop_input_stream_vectors<T, Arch>(tuning, p))
+    return conv2d_backprop_input_stream_workspace<T, Arch>(cv, p);
   size_t bytes = 0;
   with_gemm_tile<kTiles>(conv2d_backprop_input_tile<T, Arch>(tuning, p), [&]<int MR, int NRV>() {
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
@@ -346,6 +349,9 @@ size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, co
 template <class T, class Arch>
 void conv2d_backprop_input(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* w, const T* dy,
                            T* dx) {
+  // 1x1 stride 1 with few dx channels: the streaming path (conv2d_backprop_input_stream.h).
+  if (const int cv = conv2d_backprop_input_stream_vectors<T, Arch>(tuning, p))
+    return conv2d_backprop_input_stream<T, Arch>(cv, exec, p, w, dy, dx);
   with_gemm_tile<kTiles>(conv2d_backprop_input_tile<T, Arch>(tuning, p),
                  [&]<int MR, int NRV>() {
                    conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, p, tuning.input_prefetch_dy, w, dy, dx);

@@ -65,11 +65,29 @@ struct RowUkernels {
   void (*dwx2_row[3])(const float* const* dyr, const float* const* wr, int64_t ow, int64_t C, float* dx) = {};
 };
 
+// The 1x1 input gradient's streaming micro-kernel (ukernels/conv1x1_stream.h) with CV = 1..4
+// vectors of dx channels: the unit's R-row tile and the 1-row one the driver runs on the last
+// P % R pixels; for its tester (tests/test_ukernels_stream.cpp).
+struct StreamUkernel {
+  int rows = 0, vectors = 0, lanes = 1;
+  void (*run)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx) = nullptr;
+  void (*run1)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx) = nullptr;
+};
+
+// What Conv2DBackpropInput runs for these params (PlanInfo::tiles through CpuBackend::tiles_for):
+// the streaming tile (rows x vectors) or the GEMM tile.
+struct InputPath {
+  bool stream = false;
+  GemmTile tile;
+};
+
 struct KernelTable {
   KernelsT<float> f32;
   KernelsT<double> f64;
   GemmUkernel gemm[3 * kMaxGemmTiles];  // unused entries: tile {0, 0}
   RowUkernels rows;
+  StreamUkernel stream[4];  // [CV - 1]
+  InputPath (*input_path)(const ConvTuning&, const ConvParams&, bool f64) = nullptr;
 };
 
 // Driver calls that took memory of their own for want of workspace (common.h Arena).

@@ -1,0 +1,80 @@
+// The streaming micro-kernel of the 1x1 stride-1 input gradient with few input channels
+// (kernels/conv2d_backprop_input_stream.h): R consecutive pixels' dx rows, read from their dy
+// rows in place.
+//   dx[i*ci + c] = sum_{k < co} dy[i*co + k] * wt[k*NR + c],   i < R, c < ci <= NR = CV*L
+// dy rows are consecutive (ldy = co) and so are dx rows (ldx = ci): the tile reads one
+// contiguous block of R*co values and writes one of R*ci values. wt is W transposed, [co][NR],
+// zero past column ci (a few KB: it stays in L1). Per k: CV vector loads of wt, R broadcasts of
+// dy, R*CV FMAs; the R x CV accumulators stay in registers for the whole k loop.
+// Each dx value sums its k in order 0..co-1 in one FMA chain, as the GEMM path's 1x1 tiles do.
+#pragma once
+
+#include "gemm.h"  // GRADRT_GEMM_K_LOOP
+
+namespace gradrt::simd::GRADRT_SIMD_NS {
+
+template <class T, class Arch, int R, int CV>
+struct Conv1x1Stream {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  static constexpr int64_t L = V::width;
+  static constexpr int64_t NR = CV * L;
+
+  // Exactly R rows: [dx, dx + R*ci) is the tile's own (no other tile or thread writes it).
+  GRADRT_SIMD_NOINLINE static void run(int64_t co, int64_t ci, const T* dy, const T* wt, T* dx) {
+    B acc[R][CV];
+#pragma GCC unroll 32
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < CV; ++j) acc[i][j] = V::zero();
+    // Row i's dy value at k is g[i/4][(i%4)*co]: one pointer per 4 rows, advanced by one per k,
+    // and offsets 0, co, 2co, 3co that x86 addressing forms from two registers (co scaled by 4
+    // or 8, 3co). With an offset per row (dy[i*co + k]), 16 rows wanted 16 index registers and
+    // GCC spilled them (a vmovq or a stack load per broadcast).
+    constexpr int NG = (R + 3) / 4;
+    const T* g[NG];
+#pragma GCC unroll 8
+    for (int q = 0; q < NG; ++q) g[q] = dy + 4 * q * co;
+    const int64_t co3 = 3 * co;
+    GRADRT_GEMM_K_LOOP
+    for (int64_t k = 0; k < co; ++k, wt += NR) {
+      B wv[CV];
+#pragma GCC unroll 4
+      for (int j = 0; j < CV; ++j) wv[j] = V::load(wt + j * L);
+#pragma GCC unroll 32
+      for (int i = 0; i < R; ++i) {
+        const T* gi = g[i / 4];
+        const B av = V::set1(i % 4 == 0 ? gi[0] : i % 4 == 1 ? gi[co] : i % 4 == 2 ? gi[2 * co] : gi[co3]);
+#pragma GCC unroll 4
+        for (int j = 0; j < CV; ++j) acc[i][j] = V::fma(av, wv[j], acc[i][j]);
+      }
+#pragma GCC unroll 8
+      for (int q = 0; q < NG; ++q) ++g[q];
+    }
+    if (ci == NR) {
+#pragma GCC unroll 32
+      for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < CV; ++j) V::store(dx + i * ci + j * L, acc[i][j]);
+      return;
+    }
+    // ci < NR: row i's full-width store covers [i*ci, i*ci + NR), spilling NR - ci padding
+    // values into the rows after it, which their own stores (later, in row order) overwrite.
+    // So every row whose store ends inside the tile (i*ci + NR <= R*ci) stores whole vectors;
+    // the last rows go through tmp and copy their ci values (never past the tile: another
+    // thread's rows, or the end of dx).
+    alignas(64) T tmp[NR];
+#pragma GCC unroll 32
+    for (int i = 0; i < R; ++i) {
+      if (i * ci + NR <= R * ci) {
+#pragma GCC unroll 4
+        for (int j = 0; j < CV; ++j) V::store(dx + i * ci + j * L, acc[i][j]);
+      } else {
+        for (int j = 0; j < CV; ++j) V::store(tmp + j * L, acc[i][j]);
+        for (int64_t c = 0; c < ci; ++c) dx[i * ci + c] = tmp[c];
+      }
+    }
+  }
+};
+
+}  // namespace gradrt::simd::GRADRT_SIMD_NS
