@@ -43,6 +43,10 @@ struct ConvTuning {
   // more. Emerald Rapids, 1 thread, batch 32, 32 dx channels: 6x4 (64 columns, half of them
   // zeros) took 1.5-3x the time of 12x2 (bench/results_xeon_emr.txt). Off: GRADRT_CPU_TILES=input_fit=0.
   bool input_fit_columns = true;
+  // Conv2DBackpropInput on small images: a zero-bordered copy of dy so that every tile takes
+  // merged K runs (simd/kernels/conv2d_backprop_input.h, conv2d_backprop_input_dy_pad; the
+  // shape decides, this allows it). Off: GRADRT_CPU_TILES=input_pad=0.
+  bool input_pad_dy = true;
 };
 
 inline constexpr int kMaxGemmTiles = 3;
