@@ -92,9 +92,9 @@ inline DyPad conv2d_backprop_input_dy_pad(const ConvParams& p, int64_t MR, bool 
   return d;
 }
 
-// Scratch with tile MR x NR: the phase classes' tap lists, a zero row, the padded dy (if on)
-// and the packed filter (shared, or one copy per thread: `private_panels`); per thread, the
-// tile's row/column validity and its A/B pointers for at most every tap.
+// Scratch with tile MR x NR: the phase classes' tap lists, a zero row and the packed filter
+// (shared, or one copy per thread: `private_panels`); per thread, the tile's row/column
+// validity, its A/B pointers for at most every tap, and (padded dy) one image's copy.
 template <class T>
 ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64_t NR, bool pad_dy, bool private_panels) {
   const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, ocg = p.out_c / imax(1, p.groups);
@@ -103,7 +103,7 @@ ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64
   const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, pad_dy);
   ScratchSize s;
   s.add(line_bytes<int64_t>(ncls * (7 + 2 * (p.filter_h + p.filter_w)) + p.filter_w + 1)).add(line_bytes<T>(ocg + 1));
-  if (pad.on) s.add(line_bytes<T>(p.batch * pad.h * pad.w * p.out_c));
+  if (pad.on) s.add_per_thread(line_bytes<int64_t>(1) + line_bytes<T>(pad.h * pad.w * p.out_c));
   if (private_panels) s.add_per_thread(line_bytes<T>(panels));
   else s.add(line_bytes<T>(panels));
   return s.add_per_thread(line_bytes<int32_t>(MR * (p.filter_h + p.filter_w) + 1))
@@ -142,6 +142,12 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
   for (int64_t r = 0, pos = 0; r < imin(p.stride_w, fw); ++r)
     for (int64_t kx = r + (fw - 1 - r) / p.stride_w * p.stride_w; kx >= 0; kx -= p.stride_w)
       kpos[kx] = merge ? pos++ : kx;
+  // Padded dy (conv2d_backprop_input_dy_pad): the tiles go image by image (tiles_img each; a
+  // tile never spans images), and each thread copies an image into its own part when its next
+  // tile is in another image: dyp[y][x][:] = dy[n][y - top][x - left][:] inside dy, zeros
+  // around it. Copied just before its tiles read it, the copy is in L1/L2 (a copy of the whole
+  // dy up front took ~5% of the 16x16x32 s1 op at batch 32 and left it in L3).
+  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, pad_dy);
   int64_t tiles = 0, max_ctaps = 0;
   for (int64_t q = 0; q < ncls; ++q) {
     int64_t* cq = cls + q * CL;
@@ -161,7 +167,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
     const int64_t ch = (p.in_h - py + p.stride_h - 1) / p.stride_h;  // rows iy = py + a*sh
     const int64_t cw = (p.in_w - px + p.stride_w - 1) / p.stride_w;
     cq[0] = py, cq[1] = px, cq[2] = nky, cq[3] = nkx, cq[4] = ch, cq[5] = cw, cq[6] = tiles;
-    tiles += (p.batch * ch * cw + MR - 1) / MR;
+    tiles += ((pad.on ? 1 : p.batch) * ch * cw + MR - 1) / MR;
     max_ctaps = imax(max_ctaps, nky * nkx);
   }
   // bpack[g][j][ky*fw + kpos[kx]][oc][NR] = w[ky][kx][j*NR + (0..NR)][g*ocg + oc]: the
@@ -196,28 +202,24 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
     }
   };
   const T* zero = scratch.take_zeros<T>(ocg + 1);
-  // The padded dy (conv2d_backprop_input_dy_pad): dyp[n][y][x][:] = dy[n][y - top][x - left][:]
-  // inside dy, zeros around it; a pixel's offset there is its dy offset plus the border.
-  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, pad_dy);
-  T* dyp = pad.on ? scratch.take<T>(p.batch * pad.h * pad.w * p.out_c) : nullptr;
-  if (pad.on)
-    par(exec, p.batch * pad.h, 1, [&](int64_t r0, int64_t r1) {
-      const int64_t oc = p.out_c, row = pad.w * oc;
-      for (int64_t r = r0; r < r1; ++r) {
-        T* d = dyp + r * row;
-        const int64_t y = r % pad.h - pad.top;
-        if (y < 0 || y >= p.out_h) {
-          std::memset(d, 0, size_t(row) * sizeof(T));
-          continue;
-        }
-        const int64_t before = pad.left * oc, inside = p.out_w * oc;
-        std::memset(d, 0, size_t(before) * sizeof(T));
-        std::memcpy(d + before, dy + ((r / pad.h) * p.out_h + y) * inside, size_t(inside) * sizeof(T));
-        std::memset(d + before + inside, 0, size_t(row - before - inside) * sizeof(T));
+  const int64_t tiles_img = tiles;
+  if (pad.on) tiles *= p.batch;
+  auto copy_image = [&](T* d, int64_t n) {
+    const int64_t oc = p.out_c, row = pad.w * oc, before = pad.left * oc, inside = p.out_w * oc;
+    for (int64_t r = 0; r < pad.h; ++r, d += row) {
+      const int64_t y = r - pad.top;
+      if (y < 0 || y >= p.out_h) {
+        std::memset(d, 0, size_t(row) * sizeof(T));
+        continue;
       }
-    });
+      std::memset(d, 0, size_t(before) * sizeof(T));
+      std::memcpy(d + before, dy + (n * p.out_h + y) * inside, size_t(inside) * sizeof(T));
+      std::memset(d + before + inside, 0, size_t(row - before - inside) * sizeof(T));
+    }
+  };
   // mine: the calling thread's part (ThreadParts below), past its private panels if any.
-  auto run_tiles = [&](Arena& mine, const T* bpack, int64_t t0, int64_t t1) {
+  // first: the thread's first chunk of this call (its copy holds no image yet).
+  auto run_tiles = [&](Arena& mine, bool first, const T* bpack, int64_t t0, int64_t t1) {
     // ok_r[u*MR + i]: pixel row i has dy row a_i + du[u]; ok_c likewise for columns. Tap-major,
     // so that the per-tap loop over i below vectorizes. int32, not bytes: byte stores may
     // alias anything and made GCC reload every param.
@@ -225,20 +227,25 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
     int32_t* ok_c = ok_r + MR * fh;
     const T** a = mine.take<const T*>((max_ctaps + 1) * MR);
     const T** b = mine.take<const T*>(max_ctaps + 1);
+    int64_t* held = pad.on ? mine.take<int64_t>(1) : nullptr;  // the image in dyp, or -1
+    T* dyp = pad.on ? mine.take<T>(pad.h * pad.w * p.out_c) : nullptr;
+    if (pad.on && first) *held = -1;
     int64_t pix_off[MR];  // dy offset of (n, a, b) itself (may lie outside dy: only offsets)
     const int64_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, out_h = p.out_h, out_w = p.out_w,
                   out_c = p.out_c, sh = p.stride_h, sw = p.stride_w;
     int64_t q = 0;
-    while (q + 1 < ncls && cls[(q + 1) * CL + 6] <= t0) ++q;
     for (int64_t tile_g = t0; tile_g < t1; ++tile_g) {
-      while (q + 1 < ncls && cls[(q + 1) * CL + 6] <= tile_g) ++q;
+      // Padded: tile_g = img * tiles_img + tin, the classes' first tiles counted per image.
+      const int64_t img = pad.on ? tile_g / tiles_img : 0, tin = tile_g - img * tiles_img;
+      if (tin < cls[q * CL + 6]) q = 0;
+      while (q + 1 < ncls && cls[(q + 1) * CL + 6] <= tin) ++q;
       const int64_t* cq = cls + q * CL;
       const int64_t py = cq[0], px = cq[1], nky = cq[2], nkx = cq[3], ch = cq[4], cw = cq[5];
       const int64_t *kys = cq + 7, *du = kys + fh, *kxs = du + fh, *dv = kxs + fw;
-      const int64_t npix = p.batch * ch * cw, tile = tile_g - cq[6];
+      const int64_t npix = (pad.on ? 1 : p.batch) * ch * cw, tile = tin - cq[6];
       const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
       T* c[MR];
-      int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = m0 / (cw * ch);
+      int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = img + m0 / (cw * ch);
       // The GEMM over the np column panels of group g, taps a/b[0..nt) of kc values each (b
       // advanced per panel). A class's last tile (mr < MR pixels) runs the kMB = 2MR/3 or
       // kMC = MR/3 row kernel where it fits (1x1 28x28: 784 pixels = 65 tiles of 12 and one
@@ -256,14 +263,12 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
         }
       };
       if (pad.on) {  // every tap inside dyp: merged K runs from each pixel's own offset there
+        if (*held != n) copy_image(dyp, n), *held = n;
         const int64_t nt = nky > 0 && nkx > 0 ? nky : 0, prow = pad.w * out_c;
         for (int64_t i = 0; i < MR; ++i) {
           c[i] = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
-          pix_off[i] = ((n * pad.h + aa + pad.top) * pad.w + bb + pad.left) * out_c;
-          if (i + 1 < mr && ++bb == cw) {  // rows >= mr repeat the last pixel
-            bb = 0;
-            if (++aa == ch) aa = 0, ++n;
-          }
+          pix_off[i] = ((aa + pad.top) * pad.w + bb + pad.left) * out_c;
+          if (i + 1 < mr && ++bb == cw) bb = 0, ++aa;  // rows >= mr repeat the last pixel
         }
         for (int64_t u = 0; u < nt; ++u) {
           const int64_t toff = du[u] * prow + dv[nkx - 1] * out_c;
@@ -385,8 +390,9 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
       });
     ThreadParts parts(scratch, conv2d_backprop_input_scratch<T>(p, MR, NR, pad_dy, false).per_thread, int(exec.threads));
     par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
-      Arena mine = parts.mine();
-      run_tiles(mine, kept, t0, t1);
+      bool first = false;
+      Arena mine = parts.mine(&first);
+      run_tiles(mine, first, kept, t0, t1);
     });
     return;
   }
@@ -412,7 +418,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
       T* bp = static_cast<T*>(mine.take_bytes(size_t(pack_bytes)));
       if (first)
         for (int64_t b = 0; b < nblocks; ++b) pack(bp, b);
-      run_tiles(mine, bp, t0, t1);
+      run_tiles(mine, first, bp, t0, t1);
     });
     return;
   }
@@ -424,8 +430,9 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
   // Guided chunks down to one tile (a few microseconds): with 4 fixed chunks per thread the
   // last chunk left one thread idle for up to a quarter of a small op.
   par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
-    Arena mine = parts.mine();
-    run_tiles(mine, bpack, t0, t1);
+    bool first = false;
+    Arena mine = parts.mine(&first);
+    run_tiles(mine, first, bpack, t0, t1);
   });
 }
 
