@@ -53,6 +53,10 @@ struct ConvTuning {
   // FusedBatchNormGrad (training): dx of at least this many bytes is written
   // with non-temporal stores (when vector-aligned). 0: never. Zen 5: 4 MiB (kernels/fused_batch_norm_grad.h).
   int64_t bn_grad_stream_bytes = int64_t{4} << 20;
+  // Conv2DBackpropInput on small images: a zero-bordered copy of dy so that every tile takes
+  // merged K runs (simd/kernels/conv2d_backprop_input.h, conv2d_backprop_input_dy_pad; the
+  // shape decides, this allows it). Off: GRADRT_CPU_TILES=input_pad=0.
+  bool input_pad_dy = true;
 };
 
 inline constexpr int kMaxGemmTiles = 3;

@@ -23,16 +23,88 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Small images: a zero-bordered copy of dy ("padded dy"). Most tiles of a 16x16 image hold a
+// pixel whose taps leave dy (its first or last column or row), and such a tile takes the
+// per-tap path: a pointer table of taps x MR entries with bounds checks, then K runs of ocg
+// values (perf, 3x3 s1 16x16x32 -> 32, batch 32, 1 thread: 21% of the op in the driver's tile
+// loop; the GEMM micro-kernel itself runs there at ~85% of the FMA peak). With dy copied into
+// a buffer with zeros around it (pt/pl rows/columns before, enough after), every tap of every
+// pixel lies inside the copy, so every tile takes one merged K run per filter row from each
+// pixel's own offset. The bits stay: the merged runs visit a filter row's taps in the order
+// the per-tap path does (descending kx), and a zero row adds 0 * w where that path skipped
+// the tap or read the zero row (the same value for finite w).
+struct DyPad {
+  bool on = false;
+  int64_t top = 0, left = 0, h = 0, w = 0;  // rows/columns before dy; the copy's height and width
+};
+
+// One phase ph of an axis (class pixels a = 0 .. cnt-1 at ph + a*stride): the lowest and
+// highest dy offset of its valid taps (d = (ph + pad - t*dil) / stride exactly), whether it has
+// any, and its edge pixels (a with a tap outside [0, out)).
+struct PadPhase {
+  int64_t cnt = 0, dmin = 0, dmax = 0, edge = 0;
+  bool taps = false;
+};
+inline PadPhase pad_phase(int64_t ph, int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t k, int64_t dil) {
+  PadPhase r;
+  r.cnt = (in - ph + stride - 1) / stride;
+  for (int64_t t = 0; t < k; ++t)
+    if (floormod(ph + pad - t * dil, stride) == 0) {
+      const int64_t d = floordiv(ph + pad - t * dil, stride);
+      r.dmin = r.taps ? imin(r.dmin, d) : d, r.dmax = r.taps ? imax(r.dmax, d) : d, r.taps = true;
+    }
+  // a < -dmin or a > out - 1 - dmax: a tap outside dy
+  const int64_t low = imin(r.cnt, imax(0, -r.dmin)), high = imin(r.cnt, imax(0, r.cnt - (out - r.dmax)));
+  r.edge = r.taps ? imin(r.cnt, low + high) : 0;
+  return r;
+}
+
+// Whether (and how) this shape with MR-pixel tiles runs on padded dy: merged taps only (one
+// group, undilated columns), and when half or more of the tiles would hold an edge pixel (the
+// copy costs ~5% of the 16x16x32 s1 op at batch 32; at a third, 3x3 s2 on 16x16x64 took 3%
+// more time, 32x32x32 the same: bench/results_xeon_emr.txt, session 12).
+// Estimate per class (ch x cw pixels, er edge rows, ec edge columns): the edge rows' tiles,
+// and in each other row one run of ec edge pixels (a row's last and the next row's first are
+// neighbours in tile order), which meets (ec - 1 + MR) / MR tiles. 3x3 s1 (MR 12): 16x16 84%
+// of the tiles, 28x28 47%, 56x56 24%; 3x3 s2 16x16 53%, 32x32 39% (MR 6: 41%, 21%); 1x1: none.
+inline DyPad conv2d_backprop_input_dy_pad(const ConvParams& p, int64_t MR, bool allowed) {
+  DyPad d;
+  if (!allowed || p.groups != 1 || p.dilation_w != 1 || p.x_elements() == 0 || p.out_h * p.out_w == 0) return d;
+  int64_t lo_y = 0, hi_y = p.out_h - 1, lo_x = 0, hi_x = p.out_w - 1;
+  double edge = 0;  // estimated pixels in tiles with an edge pixel, per image
+  for (int64_t py = 0; py < imin(p.stride_h, p.in_h); ++py) {
+    const PadPhase y = pad_phase(py, p.in_h, p.out_h, p.stride_h, p.pad_top, p.filter_h, p.dilation_h);
+    if (!y.taps) continue;
+    lo_y = imin(lo_y, y.dmin), hi_y = imax(hi_y, y.cnt - 1 + y.dmax);
+    for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
+      const PadPhase x = pad_phase(px, p.in_w, p.out_w, p.stride_w, p.pad_left, p.filter_w, 1);
+      if (!x.taps) continue;
+      lo_x = imin(lo_x, x.dmin), hi_x = imax(hi_x, x.cnt - 1 + x.dmax);
+      const double all = double(y.cnt * x.cnt);
+      double e = double(y.edge * x.cnt);
+      if (x.edge > 0) e += double(y.cnt - y.edge) * double((x.edge - 1 + MR) / MR * MR);
+      edge += e < all ? e : all;
+    }
+  }
+  if (2.0 * edge < double(p.in_h * p.in_w)) return d;
+  d.on = true;
+  d.top = -lo_y, d.left = -lo_x;
+  d.h = hi_y - lo_y + 1, d.w = hi_x - lo_x + 1;
+  return d;
+}
+
 // Scratch with tile MR x NR: the phase classes' tap lists, a zero row and the packed filter
 // (shared, or one copy per thread: `private_panels`); per thread, the tile's row/column
-// validity and its A/B pointers for at most every tap.
+// validity, its A/B pointers for at most every tap, and (padded dy) one image's copy.
 template <class T>
-ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64_t NR, bool private_panels) {
+ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64_t NR, bool pad_dy, bool private_panels) {
   const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, ocg = p.out_c / imax(1, p.groups);
   const int64_t np = (fic + NR - 1) / NR, ncls = imin(p.stride_h, p.in_h) * imin(p.stride_w, p.in_w);
   const int64_t panels = p.groups * np * taps * ocg * NR + 1;
+  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, pad_dy);
   ScratchSize s;
   s.add(line_bytes<int64_t>(ncls * (7 + 2 * (p.filter_h + p.filter_w)) + p.filter_w + 1)).add(line_bytes<T>(ocg + 1));
+  if (pad.on) s.add_per_thread(line_bytes<int64_t>(1) + line_bytes<T>(pad.h * pad.w * p.out_c));
   if (private_panels) s.add_per_thread(line_bytes<T>(panels));
   else s.add(line_bytes<T>(panels));
   return s.add_per_thread(line_bytes<int32_t>(MR * (p.filter_h + p.filter_w) + 1))
@@ -42,8 +114,8 @@ ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64
 
 // With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants for remainders).
 template <class T, class Arch, int MR_, int NRV>
-void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool prefetch_dy, const T* w, const T* dy,
-                                 T* dx) {
+void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool prefetch_dy, bool pad_dy, const T* w,
+                                 const T* dy, T* dx) {
   using G = Gemm<T, Arch, MR_, NRV>;
   constexpr int64_t MR = MR_, NR = G::NR;
   constexpr int kMB = rows_b(MR_), kMC = rows_c(MR_);
@@ -71,6 +143,12 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
   for (int64_t r = 0, pos = 0; r < imin(p.stride_w, fw); ++r)
     for (int64_t kx = r + (fw - 1 - r) / p.stride_w * p.stride_w; kx >= 0; kx -= p.stride_w)
       kpos[kx] = merge ? pos++ : kx;
+  // Padded dy (conv2d_backprop_input_dy_pad): the tiles go image by image (tiles_img each; a
+  // tile never spans images), and each thread copies an image into its own part when its next
+  // tile is in another image: dyp[y][x][:] = dy[n][y - top][x - left][:] inside dy, zeros
+  // around it. Copied just before its tiles read it, the copy is in L1/L2 (a copy of the whole
+  // dy up front took ~5% of the 16x16x32 s1 op at batch 32 and left it in L3).
+  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, pad_dy);
   int64_t tiles = 0, max_ctaps = 0;
   for (int64_t q = 0; q < ncls; ++q) {
     int64_t* cq = cls + q * CL;
@@ -90,7 +168,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
     const int64_t ch = (p.in_h - py + p.stride_h - 1) / p.stride_h;  // rows iy = py + a*sh
     const int64_t cw = (p.in_w - px + p.stride_w - 1) / p.stride_w;
     cq[0] = py, cq[1] = px, cq[2] = nky, cq[3] = nkx, cq[4] = ch, cq[5] = cw, cq[6] = tiles;
-    tiles += (p.batch * ch * cw + MR - 1) / MR;
+    tiles += ((pad.on ? 1 : p.batch) * ch * cw + MR - 1) / MR;
     max_ctaps = imax(max_ctaps, nky * nkx);
   }
   // bpack[g][j][ky*fw + kpos[kx]][oc][NR] = w[ky][kx][j*NR + (0..NR)][g*ocg + oc]: the
@@ -125,8 +203,24 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
     }
   };
   const T* zero = scratch.take_zeros<T>(ocg + 1);
+  const int64_t tiles_img = tiles;
+  if (pad.on) tiles *= p.batch;
+  auto copy_image = [&](T* d, int64_t n) {
+    const int64_t oc = p.out_c, row = pad.w * oc, before = pad.left * oc, inside = p.out_w * oc;
+    for (int64_t r = 0; r < pad.h; ++r, d += row) {
+      const int64_t y = r - pad.top;
+      if (y < 0 || y >= p.out_h) {
+        std::memset(d, 0, size_t(row) * sizeof(T));
+        continue;
+      }
+      std::memset(d, 0, size_t(before) * sizeof(T));
+      std::memcpy(d + before, dy + (n * p.out_h + y) * inside, size_t(inside) * sizeof(T));
+      std::memset(d + before + inside, 0, size_t(row - before - inside) * sizeof(T));
+    }
+  };
   // mine: the calling thread's part (ThreadParts below), past its private panels if any.
-  auto run_tiles = [&](Arena& mine, const T* bpack, int64_t t0, int64_t t1) {
+  // first: the thread's first chunk of this call (its copy holds no image yet).
+  auto run_tiles = [&](Arena& mine, bool first, const T* bpack, int64_t t0, int64_t t1) {
     // ok_r[u*MR + i]: pixel row i has dy row a_i + du[u]; ok_c likewise for columns. Tap-major,
     // so that the per-tap loop over i below vectorizes. int32, not bytes: byte stores may
     // alias anything and made GCC reload every param.
@@ -134,20 +228,25 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
     int32_t* ok_c = ok_r + MR * fh;
     const T** a = mine.take<const T*>((max_ctaps + 1) * MR);
     const T** b = mine.take<const T*>(max_ctaps + 1);
+    int64_t* held = pad.on ? mine.take<int64_t>(1) : nullptr;  // the image in dyp, or -1
+    T* dyp = pad.on ? mine.take<T>(pad.h * pad.w * p.out_c) : nullptr;
+    if (pad.on && first) *held = -1;
     int64_t pix_off[MR];  // dy offset of (n, a, b) itself (may lie outside dy: only offsets)
     const int64_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, out_h = p.out_h, out_w = p.out_w,
                   out_c = p.out_c, sh = p.stride_h, sw = p.stride_w;
     int64_t q = 0;
-    while (q + 1 < ncls && cls[(q + 1) * CL + 6] <= t0) ++q;
     for (int64_t tile_g = t0; tile_g < t1; ++tile_g) {
-      while (q + 1 < ncls && cls[(q + 1) * CL + 6] <= tile_g) ++q;
+      // Padded: tile_g = img * tiles_img + tin, the classes' first tiles counted per image.
+      const int64_t img = pad.on ? tile_g / tiles_img : 0, tin = tile_g - img * tiles_img;
+      if (tin < cls[q * CL + 6]) q = 0;
+      while (q + 1 < ncls && cls[(q + 1) * CL + 6] <= tin) ++q;
       const int64_t* cq = cls + q * CL;
       const int64_t py = cq[0], px = cq[1], nky = cq[2], nkx = cq[3], ch = cq[4], cw = cq[5];
       const int64_t *kys = cq + 7, *du = kys + fh, *kxs = du + fh, *dv = kxs + fw;
-      const int64_t npix = p.batch * ch * cw, tile = tile_g - cq[6];
+      const int64_t npix = (pad.on ? 1 : p.batch) * ch * cw, tile = tin - cq[6];
       const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
       T* c[MR];
-      int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = m0 / (cw * ch);
+      int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = img + m0 / (cw * ch);
       // The GEMM over the np column panels of group g, taps a/b[0..nt) of kc values each (b
       // advanced per panel). A class's last tile (mr < MR pixels) runs the kMB = 2MR/3 or
       // kMC = MR/3 row kernel where it fits (1x1 28x28: 784 pixels = 65 tiles of 12 and one
@@ -164,6 +263,23 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
           else Gemm<T, Arch, kMC, NRV>::rows(nt, kc, a, MR, b, cj, mr, nr);
         }
       };
+      if (pad.on) {  // every tap inside dyp: merged K runs from each pixel's own offset there
+        if (*held != n) copy_image(dyp, n), *held = n;
+        const int64_t nt = nky > 0 && nkx > 0 ? nky : 0, prow = pad.w * out_c;
+        for (int64_t i = 0; i < MR; ++i) {
+          c[i] = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
+          pix_off[i] = ((aa + pad.top) * pad.w + bb + pad.left) * out_c;
+          if (i + 1 < mr && ++bb == cw) bb = 0, ++aa;  // rows >= mr repeat the last pixel
+        }
+        for (int64_t u = 0; u < nt; ++u) {
+          const int64_t toff = du[u] * prow + dv[nkx - 1] * out_c;
+          const T** at = a + u * MR;
+          for (int64_t i = 0; i < MR; ++i) at[i] = dyp + (pix_off[i] + toff);
+          b[u] = bpack + (kys[u] * fw + kpos[kxs[nkx - 1]]) * ocg * NR;
+        }
+        run_panels(0, nt, nkx * ocg);
+        continue;
+      }
       // Interior tile: MR pixels in one class row, every tap inside dy for all of them
       // (du, dv are decreasing: du[0] is the largest). Then pixel i's pointer under any tap
       // is pixel 0's plus i*out_c, and the table is a plain fill (most tiles of a large image).
@@ -273,10 +389,11 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
       par(exec, groups * np * taps, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) pack(kept, b);
       });
-    ThreadParts parts(scratch, conv2d_backprop_input_scratch<T>(p, MR, NR, false).per_thread, int(exec.threads));
+    ThreadParts parts(scratch, conv2d_backprop_input_scratch<T>(p, MR, NR, pad_dy, false).per_thread, int(exec.threads));
     par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
-      Arena mine = parts.mine();
-      run_tiles(mine, kept, t0, t1);
+      bool first = false;
+      Arena mine = parts.mine(&first);
+      run_tiles(mine, first, kept, t0, t1);
     });
     return;
   }
@@ -291,7 +408,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
   const int64_t nblocks = groups * np * taps, threads = exec.threads;
   const double flops = 2.0 * double(p.x_elements()) * double(taps * ocg);
   const bool priv = threads <= 2 || double(groups * np * panel) * double(threads) * 4000.0 <= flops;
-  const ScratchSize sizes = conv2d_backprop_input_scratch<T>(p, MR, NR, priv && threads > 1);
+  const ScratchSize sizes = conv2d_backprop_input_scratch<T>(p, MR, NR, pad_dy, priv && threads > 1);
   if (priv && threads > 1) {
     // A thread packs into its own part (the same on each of its chunks) on its first chunk of
     // this call; `parts` (owned by this call) records which threads have.
@@ -302,7 +419,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
       T* bp = static_cast<T*>(mine.take_bytes(size_t(pack_bytes)));
       if (first)
         for (int64_t b = 0; b < nblocks; ++b) pack(bp, b);
-      run_tiles(mine, bp, t0, t1);
+      run_tiles(mine, first, bp, t0, t1);
     });
     return;
   }
@@ -314,8 +431,9 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
   // Guided chunks down to one tile (a few microseconds): with 4 fixed chunks per thread the
   // last chunk left one thread idle for up to a quarter of a small op.
   par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
-    Arena mine = parts.mine();
-    run_tiles(mine, bpack, t0, t1);
+    bool first = false;
+    Arena mine = parts.mine(&first);
+    run_tiles(mine, first, bpack, t0, t1);
   });
 }
 
@@ -341,7 +459,7 @@ size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, co
     const int64_t panel = taps * ocg * NR, np = (p.filter_in_c + NR - 1) / NR;
     const double flops = 2.0 * double(p.x_elements()) * double(taps * ocg);
     const bool priv = threads <= 2 || double(p.groups * np * panel) * double(threads) * 4000.0 <= flops;
-    bytes = conv2d_backprop_input_scratch<T>(p, MR, NR, priv && threads > 1).total(threads);
+    bytes = conv2d_backprop_input_scratch<T>(p, MR, NR, tuning.input_pad_dy, priv && threads > 1).total(threads);
   });
   return bytes;
 }
@@ -354,7 +472,8 @@ void conv2d_backprop_input(const Exec& exec, const ConvTuning& tuning, const Con
     return conv2d_backprop_input_stream<T, Arch>(cv, exec, p, w, dy, dx);
   with_gemm_tile<kTiles>(conv2d_backprop_input_tile<T, Arch>(tuning, p),
                  [&]<int MR, int NRV>() {
-                   conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, p, tuning.input_prefetch_dy, w, dy, dx);
+                   conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, p, tuning.input_prefetch_dy, tuning.input_pad_dy, w,
+                                                                 dy, dx);
                  });
 }
 

@@ -1,0 +1,121 @@
+// Conv2DBackpropInput on a zero-bordered copy of dy (simd/kernels/conv2d_backprop_input.h,
+// conv2d_backprop_input_dy_pad): small images, where most GEMM tiles hold an edge pixel, run
+// every tile as merged K runs from the padded copy. Checked on every ISA unit and tile against
+// the reference (float, double, 1-3 threads), bitwise against the same shapes without the copy
+// (GRADRT_CPU_TILES=input_pad=0), and the rule (which shapes take it) through the workspace.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "backend.h"
+#include "cases.h"
+#include "harness.h"
+#include "simd/cpu_isa.h"
+#include "simd/tuning.h"
+
+namespace {
+
+namespace simd = gradrt::simd;
+
+// Which shapes take the copy: the rule estimates the share of tiles with an edge pixel, which
+// depends on the tile's rows (12/6 AVX-512, 6 AVX2/SSE, 4 scalar); `either` where it differs.
+enum class Pad { on, off, either };
+struct Shape {
+  gradrt::ConvParams p;
+  Pad pad;
+};
+
+// 3x3 s1 on 16x16, s2 on 32x32 and 9x8, 5x5 on 7x9, images smaller than the filter, VALID,
+// explicit uneven padding, strides 2x3 with vertical dilation, a vertical stride and dilation of
+// 2 with odd padding (the odd rows' class has no tap: zeros); then 56x56 3x3 s1 (few edge tiles)
+// and 1x1 (no edge).
+std::vector<Shape> shapes() {
+  using test::same_conv_params;
+  std::vector<Shape> v = {{same_conv_params(3, 16, 16, 32, 24, 3, 1), Pad::either},
+                          {same_conv_params(2, 32, 32, 32, 40, 3, 2), Pad::off},
+                          {same_conv_params(2, 9, 8, 20, 12, 3, 2), Pad::either},
+                          {same_conv_params(1, 7, 9, 64, 16, 5, 1), Pad::on},
+                          {same_conv_params(4, 3, 3, 8, 8, 3, 1), Pad::on},
+                          {same_conv_params(2, 1, 5, 16, 8, 3, 1), Pad::on}};
+  gradrt::ConvParams valid = same_conv_params(2, 10, 11, 24, 16, 3, 1);  // VALID
+  valid.pad_top = valid.pad_left = 0, valid.out_h = 8, valid.out_w = 9;
+  v.push_back({valid, Pad::on});
+  gradrt::ConvParams e = same_conv_params(2, 10, 10, 16, 16, 3, 1);  // explicit, more after
+  e.pad_top = 2, e.pad_left = 0, e.out_h = 10 + 2 + 1 - 3 + 1, e.out_w = 10 + 0 + 3 - 3 + 1;
+  v.push_back({e, Pad::either});
+  gradrt::ConvParams d = same_conv_params(2, 11, 13, 16, 24, 3, 1);  // VALID, strides 2x3, dilation 2x1
+  d.stride_h = 2, d.stride_w = 3, d.dilation_h = 2, d.pad_top = d.pad_left = 0;
+  d.out_h = (d.in_h - 5) / 2 + 1, d.out_w = (d.in_w - 3) / 3 + 1;
+  v.push_back({d, Pad::either});
+  gradrt::ConvParams z = same_conv_params(2, 10, 9, 16, 16, 3, 1);  // rows: stride 2, dilation 2, pad 2
+  z.stride_h = 2, z.dilation_h = 2, z.pad_top = 2, z.out_h = 5;
+  v.push_back({z, Pad::either});
+  v.push_back({same_conv_params(1, 56, 56, 32, 32, 3, 1), Pad::off});
+  v.push_back({same_conv_params(2, 8, 8, 32, 32, 1, 1), Pad::off});
+  return v;
+}
+
+size_t workspace(const gradrt::ConvParams& p, int threads) {
+  gradrt::KernelQuery q{gradrt::Kernel::conv2d_backprop_input, gradrt::DType::float32, &p, 0, 0, threads};
+  return gradrt::cpu_backend()->workspace_size(q);
+}
+
+std::vector<float> run(const gradrt::ConvParams& p, int threads, const std::vector<float>& w,
+                       const std::vector<float>& dy) {
+  std::vector<float> dx;
+  REQUIRE(test::run_conv(gradrt::cpu_backend(), test::ConvKernel::bwd_input, p, threads, {}, w, dy, &dx).ok());
+  return dx;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the reference and bitwise") {
+  test::IsaGuard guard;
+  std::mt19937 rng(2112);
+  const std::vector<Shape> all = shapes();
+  int compared = 0;
+  for (simd::Isa isa : simd::supported_isas()) {
+    const simd::ConvTuning saved = simd::cpu_tuning(isa);
+    REQUIRE(simd::set_cpu_isa(isa));
+    for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm) {
+      if (tile.rows == 0) continue;
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(tile.rows);
+      simd::ConvTuning on = saved, off = saved;
+      on.backprop_input = off.backprop_input = tile;
+      on.input_fit_columns = off.input_fit_columns = false;
+      off.input_pad_dy = false;
+      std::vector<test::Variant> here;
+      for (const test::Variant& v : test::variants("cpu"))
+        if (v.isa == isa) here.push_back(v);
+      for (size_t i = 0; i < all.size(); ++i) {
+        const gradrt::ConvParams& p = all[i].p;
+        CAPTURE(test::describe(p));
+        // The rule, seen in the workspace: the copy's bytes on top where it is on.
+        REQUIRE(simd::set_cpu_tuning(isa, off));
+        const size_t ws_off = workspace(p, 2);
+        REQUIRE(simd::set_cpu_tuning(isa, on));
+        const size_t ws_on = workspace(p, 2);
+        if (all[i].pad == Pad::on) CHECK(ws_on > ws_off);
+        if (all[i].pad == Pad::off) CHECK(ws_on == ws_off);
+        // Against the reference, float and double, reruns at other thread counts.
+        test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
+        test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
+        // The same bits with and without the copy, at 1 and 3 threads.
+        const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
+        const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
+        const std::vector<float> a1 = run(p, 1, w, dy), a3 = run(p, 3, w, dy);
+        REQUIRE(simd::set_cpu_tuning(isa, off));
+        const std::vector<float> b1 = run(p, 1, w, dy);
+        REQUIRE(a1.size() == b1.size());
+        CHECK(std::memcmp(a1.data(), b1.data(), a1.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(a3.data(), b1.data(), a1.size() * sizeof(float)) == 0);
+        ++compared;
+      }
+    }
+    REQUIRE(simd::set_cpu_tuning(isa, saved));
+  }
+  MESSAGE("padded/unpadded pairs compared: " << compared);
+}
