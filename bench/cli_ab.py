@@ -2,7 +2,7 @@
 """Paired A/B of gradrt builds or environment settings on the issue-3 rows, through the command line.
 
     bench/cli_ab.py VARIANT [VARIANT ...] [--rounds 9] [--threads 1,2] [--batch 1,8] [--only SUBSTRING ...]
-                    [--all-kernels] [--one-by-one] [--small-c] [--keras]
+                    [--all-kernels] [--one-by-one] [--small-c] [--keras] [--cpu]
 
 A VARIANT is a gradrt binary ("build/gradrt", "/tmp/old/gradrt"), or a binary and environment settings
 after a colon ("build/gradrt:GRADRT_CPU_ISA=avx2"). The first is the base. Each round runs every row on
@@ -13,9 +13,12 @@ paired ratios separate a 1-2% change from the drift. --all-kernels adds a row fo
 issue-3 rows do not run (forward ops, batch-norm statistics and inference gradient, fractional, max and
 average pooling, the relu and bias kernels); --one-by-one adds 1x1 gradients with few channels (NHWC) and
 NCHW 1x1 gradients (select them with --only 1x1). --small-c runs only the 3-channel first-layer filter
-gradients (e.g. build/gradrt against build/gradrt:GRADRT_CPU_TILES=filter_few_c=0).
+gradients (e.g. build/gradrt against build/gradrt:GRADRT_CPU_TILES=filter_few_c=0). --cpu compares CPU
+time per call (user + system, all threads; two processes of 1 and 1+N calls, their difference) instead
+of the median wall time: on a host loaded by other jobs wall time moved 2-5x within minutes, CPU time by
+a few percent (it still counts a thread pool's waiting, so compare variants at the same thread count).
 """
-import argparse, os, statistics, sys, tempfile
+import argparse, os, resource, statistics, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_medians as cm
@@ -103,11 +106,21 @@ def onebyone_kernels(batch):
     return rows
 
 
-def median_ms(variant, args, repeat):
+def median_ms(variant, args, repeat, cpu=False):
+    """The call's median wall ms, or with cpu its CPU ms (user + system, all threads) per call."""
     binary, _, settings = variant.partition(":")
     env = dict(os.environ)
     env.update(kv.split("=", 1) for kv in settings.split() if kv)
-    return cm.cli_median_ms(binary, args, repeat, env)
+    if not cpu:
+        return cm.cli_median_ms(binary, args, repeat, env)
+    # Two processes, 1 and 1 + repeat calls: the difference of their CPU times cancels the
+    # start-up and the .npy reads (the child's rusage, read around each run).
+    def cpu_ms(n):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cm.cli_median_ms(binary, args, n, env)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return 1000.0 * (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    return (cpu_ms(1 + repeat) - cpu_ms(1)) / repeat
 
 
 def main():
@@ -121,6 +134,9 @@ def main():
     ap.add_argument("--one-by-one", action="store_true", help="also small-channel and NCHW 1x1 gradient rows")
     ap.add_argument("--small-c", action="store_true", help="only the 3-channel first-layer filter gradients")
     ap.add_argument("--keras", action="store_true", help="the Keras-step input-gradient rows only (cli_medians)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="compare CPU time per call (all threads) instead of wall time: on a host loaded by other "
+                         "jobs wall time moves 2-5x while CPU time moves by a few percent")
     a = ap.parse_args()
     extra = lambda batch: (other_kernels(batch) if a.all_kernels else []) + (onebyone_kernels(batch) if a.one_by_one else [])
     case_list = small_c_kernels if a.small_c else cm.keras_cases if a.keras else (lambda batch: cm.cases(batch) + extra(batch))
@@ -136,7 +152,7 @@ def main():
         order = a.variants if r % 2 == 0 else a.variants[::-1]
         for (name, args), repeat in zip(selected, repeats):
             for v in order:
-                ms[(name, v)].append(median_ms(v, args, repeat))
+                ms[(name, v)].append(median_ms(v, args, repeat, a.cpu))
     for name, _ in selected:
         cells = []
         for v in a.variants:
@@ -144,7 +160,7 @@ def main():
             q = len(ratios)
             cells.append("%s: %.3f ms, %.3f [%.2f..%.2f]" % (v, statistics.median(ms[(name, v)]),
                                                            statistics.median(ratios), ratios[q // 4], ratios[3 * q // 4]))
-        print("%-48s %s" % (name, " | ".join(cells)))
+        print("%-48s %s%s" % (name, "cpu " if a.cpu else "", " | ".join(cells)))
 
 
 if __name__ == "__main__":
