@@ -1,8 +1,11 @@
 // vulkan_bench: GPU time (timestamp queries around the dispatches of one submission) and wall
 // time (upload + dispatch + read-back) of the vulkan kernels on a few ResNet/MobileNet-like
 // shapes, next to the cpu backend's wall time. Uses a context of its own (vulkan/context.h),
-// so it honours GRADRT_VULKAN_DEVICE like the backend does.
-//   vulkan_bench [--repeat N]
+// so it honours GRADRT_VULKAN_DEVICE like the backend does. The bandwidth-bound ops also run
+// with float16 storage (rows "... f16": vulkan/ops/common.h f16_storage; the same shapes, the
+// _f16 shaders, half the bytes) where the device has 16-bit storage; "MB h<->d" is what one
+// call moves between host and device (the Context's counters).
+//   vulkan_bench [--repeat N] [--only f16]   (--only f16: just the depthwise/batch-norm pairs)
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -20,6 +23,7 @@
 #include "parallel.h"
 #include "bench/conv_shapes.h"
 #include "vulkan/context.h"
+#include "vulkan/ops/common.h"
 #include "vulkan/ops/ops.h"
 
 namespace {
@@ -47,8 +51,11 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   int repeat = 5;
-  for (int i = 1; i < argc; ++i)
+  bool only_f16 = false;
+  for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only_f16 = !std::strcmp(argv[++i], "f16");
+  }
 
   std::unique_ptr<gradrt::vk::Context> ctx;
   Status s = gradrt::vk::Context::create({}, &ctx);
@@ -76,9 +83,21 @@ int main(int argc, char** argv) {
     return keep.back()->data();
   };
 
+  // float16 copies of float buffers (binary16 bits), for the f16 rows.
+  std::vector<std::unique_ptr<std::vector<uint16_t>>> keep16;
+  auto half = [&](const float* v, int64_t n) {
+    auto h = std::make_unique<std::vector<uint16_t>>(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) (*h)[i] = gradrt::float_to_half(v[i]);
+    keep16.push_back(std::move(h));
+    return keep16.back()->data();
+  };
+  const bool f16 = gradrt::vk::f16_storage(*ctx);
+  if (!f16) std::printf("no f16 rows: float16 storage is off here (no storageBuffer16BitAccess, or v1/v4 set)\n");
+
   std::vector<Row> rows;
   for (auto [n, hw, ci, co, f, st] : std::vector<std::array<int64_t, 6>>{
            {8, 56, 64, 64, 3, 1}, {8, 28, 128, 128, 3, 1}, {8, 14, 256, 256, 3, 1}, {8, 56, 64, 128, 3, 2}}) {
+    if (only_f16) break;
     const ConvParams p = same_conv(n, hw, ci, co, f, st, false);
     const double flops = 2.0 * p.y_elements() * p.filter_h * p.filter_w * p.filter_in_c;
     char shape[96];
@@ -104,6 +123,16 @@ int main(int argc, char** argv) {
     rows.push_back({"DepthwiseConv2dNativeBackpropFilter", "8x112x112x32 f3", flops,
                     [=, &ctx] { return gradrt::vk::depthwise_conv2d_native_backprop_filter<float>(*ctx, p, x, dy, dw); },
                     [=] { return cpu->depthwise_conv2d_native_backprop_filter(exec, p, x, dy, dw); }});
+    if (f16) {
+      const uint16_t *x16 = half(x, p.x_elements()), *w16 = half(w, p.dw_w_elements()), *dy16 = half(dy, p.y_elements());
+      uint16_t *dx16 = half(dx, p.x_elements()), *dw16 = half(dw, p.dw_w_elements());
+      rows.push_back({"DepthwiseConv2dNativeBackpropInput f16", "8x112x112x32 f3", flops,
+                      [=, &ctx] { return gradrt::vk::depthwise_conv2d_native_backprop_input_f16(*ctx, p, w16, dy16, dx16); },
+                      [] { return Status(gradrt::Code::Unimplemented, "cpu: no f16 kernel"); }});
+      rows.push_back({"DepthwiseConv2dNativeBackpropFilter f16", "8x112x112x32 f3", flops,
+                      [=, &ctx] { return gradrt::vk::depthwise_conv2d_native_backprop_filter_f16(*ctx, p, x16, dy16, dw16); },
+                      [] { return Status(gradrt::Code::Unimplemented, "cpu: no f16 kernel"); }});
+    }
   }
   {
     gradrt::BatchNormParams p;
@@ -116,12 +145,23 @@ int main(int argc, char** argv) {
     rows.push_back({"FusedBatchNormGrad", "8x56x56x64", 10.0 * e,
                     [=, &ctx] { return gradrt::vk::fused_batch_norm_grad<float>(*ctx, p, dy, x, sc, m, v, dx, ds, dof); },
                     [=] { return cpu->fused_batch_norm_grad(exec, p, dy, x, sc, m, v, dx, ds, dof); }});
+    if (f16) {
+      const uint16_t *dy16 = half(dy, e), *x16 = half(x, e);
+      uint16_t* dx16 = half(dx, e);
+      rows.push_back({"FusedBatchNormGrad f16", "8x56x56x64", 10.0 * e,
+                      [=, &ctx] { return gradrt::vk::fused_batch_norm_grad_f16(*ctx, p, dy16, x16, sc, m, v, dx16, ds, dof); },
+                      [] { return Status(gradrt::Code::Unimplemented, "cpu: no f16 kernel"); }});
+    }
   }
 
-  std::printf("%-36s %-28s %10s %10s %10s %12s\n", "op", "shape", "gpu ms", "wall ms", "cpu ms", "gpu GFLOP/s");
+  std::printf("%-40s %-20s %10s %10s %10s %12s %10s\n", "op", "shape", "gpu ms", "wall ms", "cpu ms", "gpu GFLOP/s",
+              "MB h<->d");
   for (Row& r : rows) {
     std::vector<double> gpu, wall, cpu_ms;
-    Status st = r.vulkan();  // warm-up: pipeline creation
+    const gradrt::vk::Context::Counters c0 = ctx->counters();
+    Status st = r.vulkan();  // warm-up: pipeline creation; its copies are the row's MB
+    const gradrt::vk::Context::Counters c1 = ctx->counters();
+    const double mb = double(c1.bytes_to_device - c0.bytes_to_device + c1.bytes_to_host - c0.bytes_to_host) / 1e6;
     for (int i = 0; i < repeat && st.ok(); ++i) {
       const double t0 = now_ms();
       st = r.vulkan();
@@ -135,12 +175,12 @@ int main(int argc, char** argv) {
       cpu_ms.push_back(now_ms() - t0);
     }
     if (!st.ok()) {
-      std::printf("%-36s %-28s %s\n", r.op.c_str(), r.shape.c_str(), st.to_string().c_str());
+      std::printf("%-40s %-20s %s\n", r.op.c_str(), r.shape.c_str(), st.to_string().c_str());
       continue;
     }
     const double g = median(gpu);
-    std::printf("%-36s %-28s %10.3f %10.3f %10.3f %12.1f\n", r.op.c_str(), r.shape.c_str(), g, median(wall),
-                sc.ok() ? median(cpu_ms) : -1.0, g > 0 ? r.flops / g / 1e6 : 0.0);
+    std::printf("%-40s %-20s %10.3f %10.3f %10.3f %12.1f %10.2f\n", r.op.c_str(), r.shape.c_str(), g, median(wall),
+                sc.ok() ? median(cpu_ms) : -1.0, g > 0 ? r.flops / g / 1e6 : 0.0, mb);
   }
   ctx->save_pipeline_cache();
   return 0;

@@ -13,6 +13,10 @@ Status missing_kernel(const char* kernel) {
 GRADRT_KERNELS(GRADRT_KERNEL_DEFAULT, float)
 GRADRT_KERNELS(GRADRT_KERNEL_DEFAULT, double)
 #undef GRADRT_KERNEL_DEFAULT
+#define GRADRT_F16_DEFAULT(STEM, P, ARGS, NAMES) \
+  Status Backend::STEM##_f16(const Exec&, const P&, GRADRT_UNPACK ARGS) { return missing_kernel(#STEM "_f16"); }
+GRADRT_F16_KERNELS(GRADRT_F16_DEFAULT)
+#undef GRADRT_F16_DEFAULT
 
 #ifdef GRADRT_NO_VULKAN
 Backend* vulkan_backend() { return nullptr; }

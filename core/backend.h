@@ -87,6 +87,14 @@ class Backend {
   GRADRT_KERNELS(GRADRT_KERNEL_VIRTUAL, double)
 #undef GRADRT_KERNEL_VIRTUAL
 
+  // float16 storage (kernels.h GRADRT_F16_KERNELS): whether this backend runs `kernel`'s `_f16`
+  // form here (the device has the feature and the backend has the kernel). Core then hands it
+  // the float16 tensors as they are instead of widening them to float32 around the float kernel.
+  virtual bool f16_storage(Kernel /*kernel*/) { return false; }
+#define GRADRT_F16_VIRTUAL(STEM, P, ARGS, NAMES) virtual Status STEM##_f16(const Exec&, const P&, GRADRT_UNPACK ARGS);
+  GRADRT_F16_KERNELS(GRADRT_F16_VIRTUAL)
+#undef GRADRT_F16_VIRTUAL
+
   // Device memory and recording, for device tensors and gradrt::Sequence (core/device.cpp). A
   // backend without memory of its own answers Unimplemented to device_alloc and
   // sequence_create: core then keeps its tensors in host memory and runs recorded calls in order.

@@ -3,10 +3,13 @@
 // run_op carries it as TensorView data and writes outputs to it through output_memory, so core
 // passes it to the kernel untouched: that holds only where core neither converts nor stages
 // the operand (float32/float64, NHWC, ops whose outputs the kernel writes directly, no empty
-// operand: core writes those results itself), hence the checks in Sequence::record. Backends without device memory (cpu) keep tensors in host memory and run the
+// operand: core writes those results itself), hence the checks in Sequence::record. float16
+// tensors pass through only where the backend runs the op's kernel on float16 storage
+// (Backend::f16_storage; core's run_f16 then hands the keys over as they are). Backends without device memory (cpu) keep tensors in host memory and run the
 // recorded calls in order at submit.
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -38,6 +41,16 @@ bool passes_through(std::string_view op) {
       "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
       "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"};
   return ops.count(op) > 0;
+}
+
+// The kernel of an op whose float16 operands the backend may take as they are (kernels.h
+// GRADRT_F16_KERNELS), if it has one.
+std::optional<Kernel> f16_kernel(std::string_view op) {
+  if (op == "DepthwiseConv2dNativeBackpropInput") return Kernel::depthwise_conv2d_native_backprop_input;
+  if (op == "DepthwiseConv2dNativeBackpropFilter") return Kernel::depthwise_conv2d_native_backprop_filter;
+  // (FusedBatchNormGrad V1 takes float32/float64 x only, as TF declares.)
+  if (op == "FusedBatchNormGradV2" || op == "FusedBatchNormGradV3") return Kernel::fused_batch_norm_grad;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -128,10 +141,16 @@ Status Sequence::record(std::string_view op, const std::map<std::string, const T
   if (attrs.count("T")) return refuse("attribute T is not taken on device tensors");
   const std::string device = impl_->backend->name();
   Inputs inputs = host_inputs;
+  const std::optional<Kernel> f16 = f16_kernel(op);
+  const bool takes_f16 = f16 && impl_->backend->f16_storage(*f16);
   auto device_tensor = [&](const std::string& name, const Tensor* t) {
     if (!t || t->device() != device) return refuse("'" + name + "' is not a tensor on " + device);
-    if (t->dtype() != DType::float32 && t->dtype() != DType::float64)
-      return refuse("'" + name + "' must be float32 or float64 on a device");
+    if (t->dtype() == DType::float16 && !takes_f16)
+      return refuse("'" + name + "' is float16: " + device + " has no float16-storage kernel for this op here "
+                    "(DepthwiseConv2dNativeBackpropInput/Filter, FusedBatchNormGradV2/V3 on a device with "
+                    "16-bit storage)");
+    if (t->dtype() != DType::float32 && t->dtype() != DType::float64 && t->dtype() != DType::float16)
+      return refuse("'" + name + "' must be float32 or float64 (float16 where the op takes it) on a device");
     return Status::OK();
   };
   for (const auto& [name, t] : device_inputs) {

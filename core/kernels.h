@@ -66,6 +66,23 @@
   X(avg_pool, avg_pool, PoolParams, 0.3, false, (const T* x, T* y), (x, y))                          \
   X(avg_pool_grad, avg_pool_grad, PoolParams, 0.3, false, (const T* dy, T* dx), (dy, dx))
 
+// Kernels a backend may also run on float16 storage (issue 22 item 3): the op's float16 tensors
+// as IEEE binary16 bits (uint16_t), widened on load, computed and accumulated in float32, rounded
+// once on store (the contract's half rule; the same rounding as core's widening path). Batch
+// norm's float32 operands (TF's U: scale, mean, variance, dscale, doffset) stay float.
+// GRADRT_F16_KERNELS(X) calls X(stem, params, (arguments), (argument names)); generated: the
+// Backend methods `<stem>_f16` (default Unimplemented) and the vulkan forwarders. Core calls
+// one only where Backend::f16_storage(kernel) says the backend runs it (op_context.h run_f16).
+#define GRADRT_F16_KERNELS(X)                                                                       \
+  X(depthwise_conv2d_native_backprop_input, ConvParams,                                             \
+    (const uint16_t* w, const uint16_t* dy, uint16_t* dx), (w, dy, dx))                             \
+  X(depthwise_conv2d_native_backprop_filter, ConvParams,                                            \
+    (const uint16_t* x, const uint16_t* dy, uint16_t* dw), (x, dy, dw))                             \
+  X(fused_batch_norm_grad, BatchNormParams,                                                         \
+    (const uint16_t* dy, const uint16_t* x, const float* scale, const float* mean,                  \
+     const float* variance, uint16_t* dx, float* dscale, float* doffset),                           \
+    (dy, x, scale, mean, variance, dx, dscale, doffset))
+
 // (a, b, c) -> a, b, c: splices a row's parenthesised arguments into a parameter or call list.
 #define GRADRT_UNPACK(...) __VA_ARGS__
 

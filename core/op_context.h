@@ -156,6 +156,14 @@ class OpContext {
   // backend=auto, a device backend that lacks the kernel (Unimplemented) hands over to cpu.
   template <class F>
   Status run_kernel(Kernel kernel, int64_t work, const void* params, F call);
+  // float16 storage (kernels.h GRADRT_F16_KERNELS): when the op's float tensors are float16 and
+  // channels last, and the backend chosen for `kernel` runs its `_f16` form (Backend::f16_storage),
+  // runs call(backend) as run_kernel would and sets *ran. call fetches its own pointers
+  // (input_data / output_data: the tensors as they are). Otherwise, and when an `auto` call's
+  // kernel answers Unimplemented, *ran stays false and nothing was touched: the caller widens
+  // to float32 as before (and run_kernel's cpu fallback applies there).
+  template <class F>
+  Status run_f16(Kernel kernel, int64_t work, const void* params, bool channels_last, F call, bool* ran);
   // Where run_kernel grows the kernels' scratch (a plan's, kept between its runs); without
   // one, the context's own.
   void use_workspace(PlanWorkspace* ws) { ws_ = ws; }
@@ -280,6 +288,24 @@ Status OpContext::run_kernel(Kernel kernel, int64_t work, const void* params, F 
     GRADRT_RETURN_IF_ERROR(reserve_workspace(cpu_backend(), kernel, work, params));
     s = call(cpu_backend());
   }
+  if (s.code() == Code::Unimplemented && s.message().find(op_) == std::string::npos)
+    s = Status(s.code(), op_ + " on backend " + ran_on_ + ": " + s.message());
+  return s;
+}
+
+template <class F>
+Status OpContext::run_f16(Kernel kernel, int64_t work, const void* params, bool channels_last, F call, bool* ran) {
+  *ran = false;
+  if (dtype_ != DType::float16 || !channels_last) return Status::OK();
+  if (refuse("runs a kernel")) return refused_;
+  Backend* backend = nullptr;
+  GRADRT_RETURN_IF_ERROR(choose_backend(kernel, work, &backend));
+  if (!backend->f16_storage(kernel)) return Status::OK();
+  GRADRT_RETURN_IF_ERROR(reserve_workspace(backend, kernel, work, params));
+  Status s = call(backend);
+  if (s.code() == Code::Unimplemented && options_.backend == "auto") return Status::OK();
+  *ran = true;
+  ran_on_ = backend->name();
   if (s.code() == Code::Unimplemented && s.message().find(op_) == std::string::npos)
     s = Status(s.code(), op_ + " on backend " + ran_on_ + ": " + s.message());
   return s;

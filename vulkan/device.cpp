@@ -135,8 +135,10 @@ Status Device::init(const Options& options) {
   if (!s.ok()) return s;
   const DeviceInfo& d = info();
 
-  // Logical device, one queue. The one optional feature: shaderFloat64, for the float64
-  // shader variants, when the device has it.
+  // Logical device, one queue. The optional features, each when the device has it:
+  // shaderFloat64 (the float64 shader variants), storageBuffer16BitAccess (the `_f16` ones: a
+  // Vulkan 1.1 feature, chained as VkPhysicalDevice16BitStorageFeatures; query() reports it
+  // only on 1.1 instances and devices).
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{};
   qci.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
@@ -150,6 +152,10 @@ Status Device::init(const Options& options) {
   VkPhysicalDeviceFeatures enabled{};
   enabled.shaderFloat64 = d.features.shaderFloat64;
   dci.pEnabledFeatures = &enabled;
+  VkPhysicalDevice16BitStorageFeatures f16{};
+  f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  f16.storageBuffer16BitAccess = VK_TRUE;
+  if (d.storage_16bit) dci.pNext = &f16;
   s = check(fns_.vkCreateDevice(d.handle, &dci, nullptr, &device_), "vkCreateDevice");
   if (!s.ok()) return s;
   if (!load_device(device_, &fns_, &reason)) return Status(Code::Unavailable, "vulkan: " + reason);

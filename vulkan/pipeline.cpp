@@ -37,6 +37,9 @@ Status Pipelines::get(const ShaderCode& code, const std::vector<uint32_t>& spec,
   if (code.f64 && !device_.info().features.shaderFloat64)
     return Status(Code::Unimplemented, std::string("vulkan: ") + device_.info().props.deviceName +
                                            " has no shaderFloat64; float64 kernels need it (use cpu)");
+  if (code.f16 && !device_.info().storage_16bit)
+    return Status(Code::Unimplemented, std::string("vulkan: ") + device_.info().props.deviceName +
+                                           " has no storageBuffer16BitAccess; float16-storage kernels need it");
   auto k = std::make_unique<Kernel>();
   k->key = key;
   k->bindings = code.bindings;

@@ -23,6 +23,7 @@ struct ShaderCode {
   uint32_t bindings;    // storage buffers at set 0, bindings 0..n-1
   uint32_t push_size;   // bytes of the push-constant block (sizeof its C++ struct)
   bool f64;             // the float64 variant: needs shaderFloat64
+  bool f16 = false;     // the float16-storage variant: needs storageBuffer16BitAccess
 };
 
 struct Kernel {

@@ -66,6 +66,21 @@ class VulkanBackend final : public Backend {
   GRADRT_KERNELS(GRADRT_VK_FORWARD, double)
 #undef GRADRT_VK_FORWARD
 
+  // float16 storage (kernels.h GRADRT_F16_KERNELS): the _f16 shader variants, where
+  // vk::f16_storage says the device and shader set take them.
+  bool f16_storage(Kernel kernel) override {
+    if (!init().ok() || !vk::f16_storage(*ctx_)) return false;
+#define GRADRT_VK_F16_LISTED(STEM, P, ARGS, NAMES) kernel == Kernel::STEM ||
+    return GRADRT_F16_KERNELS(GRADRT_VK_F16_LISTED) false;
+#undef GRADRT_VK_F16_LISTED
+  }
+#define GRADRT_VK_FORWARD_F16(STEM, P, ARGS, NAMES)                                       \
+  Status STEM##_f16(const Exec&, const P& p, GRADRT_UNPACK ARGS) override {                \
+    return forward([&] { return vk::STEM##_f16(*ctx_, p, GRADRT_UNPACK NAMES); });         \
+  }
+  GRADRT_F16_KERNELS(GRADRT_VK_FORWARD_F16)
+#undef GRADRT_VK_FORWARD_F16
+
   // Device tensors are resident buffers (resident.h), sequences vk::Sequence (sequence.h).
   Status device_alloc(size_t bytes, void** key) override {
     GRADRT_RETURN_IF_ERROR(init());

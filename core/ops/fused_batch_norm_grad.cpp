@@ -16,6 +16,16 @@ Status batch_norm_grad_data(OpContext& ctx, const BatchNormParams& p, const Batc
   GRADRT_RETURN_IF_ERROR(ctx.input("reserve_space_1", &rs1));
   GRADRT_RETURN_IF_ERROR(ctx.input("reserve_space_2", &rs2));
   Tensor *dx = ctx.output(0), *dscale = ctx.output(1), *doffset = ctx.output(2);
+  // float16 x and dy on a backend with float16 storage: the tensors as they are (U = float32).
+  bool ran = false;
+  Status f16 = ctx.run_f16(Kernel::fused_batch_norm_grad, l.rows * l.channels, &p, !l.channels_first,
+                           [&](Backend* be) {
+    return be->fused_batch_norm_grad_f16(
+        ctx.exec(), p, ctx.input_data<uint16_t>(*dy), ctx.input_data<uint16_t>(*x), ctx.input_data<float>(*scale),
+        ctx.input_data<float>(*rs1), ctx.input_data<float>(*rs2), ctx.output_data<uint16_t>(dx),
+        ctx.output_data<float>(dscale), ctx.output_data<float>(doffset));
+  }, &ran);
+  if (ran || !f16.ok()) return f16;
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
     const int64_t C = l.channels;

@@ -179,6 +179,10 @@ size_t nchw_1x1_op_bytes(Kernel which, const ConvParams& p, bool compute_double)
 // Runs c through r (r from nchw_1x1_remap of the same call).
 Status run_nchw_1x1(OpContext& ctx, Kernel which, const ConvOperands& c, const ConvRemap& r);
 
+// float16 storage (op_context.h run_f16): runs c's kernel on the float16 tensors as they are when
+// the backend takes them (sets *ran), else leaves *ran false for the widening path (f16_storage.cpp).
+Status run_conv_f16(OpContext& ctx, Kernel which, const ConvOperands& c, bool* ran);
+
 // The common tail of the six conv ops, after validation and output allocation: an empty
 // output, or a sum over an empty operand (zeros, already there), runs nothing; otherwise
 // conv kernel `which` computes out from (a, b) in the compute type, NCHW operands transposed
@@ -189,6 +193,10 @@ inline Status run_conv_kernel(OpContext& ctx, Kernel which, const ConvOperands& 
   auto count = [&](ConvRole r) { return r == ConvRole::kX ? p.x_elements() : r == ConvRole::kW ? w_elements : p.y_elements(); };
   if (c.out.t->num_elements() == 0 || count(c.a.role) == 0 || count(c.b.role) == 0) return Status::OK();
   if (auto r = nchw_1x1_remap(which, c.spec, p, c.depthwise, ctx.backend_option())) return run_nchw_1x1(ctx, which, c, *r);
+  if (bool ran = false; ctx.dtype() == DType::float16) {
+    Status s = run_conv_f16(ctx, which, c, &ran);
+    if (ran || !s.ok()) return s;
+  }
   const ChannelsFirst cf_x{p.batch, p.in_c, p.in_h * p.in_w}, cf_dy{p.batch, p.out_c, p.out_h * p.out_w};
   auto layout = [&](ConvRole r) -> const ChannelsFirst* {
     if (!c.spec.nchw || r == ConvRole::kW) return nullptr;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sum_partials.spv.h"
+#include "sum_partials_f16.spv.h"
 #include "sum_partials_f64.spv.h"
 #include "status_macros.h"
 
@@ -154,13 +155,22 @@ Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, 
   GRADRT_RETURN_IF_ERROR(check_int32("sum_partials", {n * splits, divisor}));
   const Lanes l = lanes(ctx);
   const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER(T, sum_partials, 2, ReducePush), l.spec(), &k));
+  GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER3(T, sum_partials, 2, ReducePush), l.spec(), &k));
   ReducePush push{static_cast<int32_t>(n), static_cast<int32_t>(splits), scale, static_cast<int32_t>(divisor)};
   return job.dispatch(*k, {partial, result}, push, group_count(ctx, n, l.cols, 0));
 }
 
 template Status sum_partials<float>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
 template Status sum_partials<double>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
+template Status sum_partials<uint16_t>(Context&, Job&, int, int, int64_t, int64_t, float, int64_t);
+
+bool f16_storage(const Context& ctx) {
+  static const bool on = [] {
+    const char* e = std::getenv("GRADRT_VULKAN_F16");
+    return !(e && std::string(e) == "0");
+  }();
+  return on && shader_set() >= 5 && ctx.info().storage_16bit;
+}
 
 Status zero_output(Context& ctx, void* out, size_t bytes) {
   if (!ctx.residents().find(out)) {
@@ -188,10 +198,13 @@ Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, c
   GRADRT_RETURN_IF_ERROR(job.input(x, sizeof(T) * p.x_elements(), &bx));
   GRADRT_RETURN_IF_ERROR(job.input(dy, sizeof(T) * p.y_elements(), &bdy));
   GRADRT_RETURN_IF_ERROR(job.output(dw, sizeof(T) * n_dw, &bdw));
-  bpartial = bdw;  // one split: the kernel writes dw directly
-  if (splits > 1) GRADRT_RETURN_IF_ERROR(job.scratch(sizeof(T) * n_dw * splits, &bpartial));
+  // One split of float/double: the kernel writes dw directly. float16 dw: float partials, rounded
+  // into dw by sum_partials (one split: a plain conversion).
+  const bool reduce = splits > 1 || std::is_same_v<T, uint16_t>;
+  bpartial = bdw;
+  if (reduce) GRADRT_RETURN_IF_ERROR(job.scratch(sizeof(Compute<T>) * n_dw * splits, &bpartial));
   GRADRT_RETURN_IF_ERROR(job.dispatch(k, {bx, bdy, bpartial}, push, gx, gy, gz));
-  if (splits > 1) GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bdw, n_dw, splits, 1.0f));
+  if (reduce) GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bdw, n_dw, splits, 1.0f));
   return job.run();
 }
 
@@ -199,6 +212,9 @@ template Status run_filter_gradient<float>(Context&, const Kernel&, const ConvPa
                                            float*, int64_t, const ConvPush&, uint32_t, uint32_t, uint32_t);
 template Status run_filter_gradient<double>(Context&, const Kernel&, const ConvParams&, const double*, const double*,
                                             double*, int64_t, const ConvPush&, uint32_t, uint32_t, uint32_t);
+template Status run_filter_gradient<uint16_t>(Context&, const Kernel&, const ConvParams&, const uint16_t*,
+                                              const uint16_t*, uint16_t*, int64_t, const ConvPush&, uint32_t, uint32_t,
+                                              uint32_t);
 
 Split split_reduction(int64_t k, int64_t wanted_splits, int64_t align) {
   if (k <= 0) return {1, align};

@@ -36,6 +36,16 @@ GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem
 // Falls back to gemm_tiles() when no such tile has >= 32 invocations.
 GemmTiles filter_gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes);
 
+// float16 storage (kernels.h GRADRT_F16_KERNELS): the tensors' storage type T is float, double
+// or uint16_t (binary16 bits); Compute<T> is what the shaders compute and accumulate in (float
+// for uint16_t), also the element of every partial-sum buffer.
+template <class T>
+using Compute = std::conditional_t<std::is_same_v<T, uint16_t>, float, T>;
+// Whether the `_f16` kernels run here: the device has storageBuffer16BitAccess, the shader set
+// is the default (v5; the v1/v4 sets have no _f16 variants), and GRADRT_VULKAN_F16 is not 0
+// (0: float16 tensors are widened on the host as before, for A/B runs). Read once per process.
+bool f16_storage(const Context& ctx);
+
 // Workgroup size for the one-invocation-per-element shaders.
 uint32_t elementwise_threads(const Context& ctx);
 // Shaders that reduce over lanes (shaders/common/lane_reduce.glsl): workgroups of cols x lanes
@@ -71,7 +81,8 @@ uint32_t group_count(const Context& ctx, int64_t items, int64_t per_group, int d
 Status make_conv_push(const char* kernel, const ConvParams& p, ConvPush* out);
 
 // Records result[i] = scale * sum_s partial[s * n + i] (shaders/sum_partials.comp); for double,
-// a divisor > 0 divides the sum instead (exact mean), as the float64 reference does.
+// a divisor > 0 divides the sum instead (exact mean), as the float64 reference does. T is the
+// result's storage type: partial holds Compute<T> (uint16_t: float partials, float16 result).
 template <class T>
 Status sum_partials(Context& ctx, Job& job, int partial, int result, int64_t n, int64_t splits, float scale,
                     int64_t divisor = 0);
@@ -136,7 +147,8 @@ bool answered_on_host(T* out, int64_t n, bool empty_sum) {
 int64_t max_filter_splits(const Context& ctx, int64_t n_dw, int64_t elem_bytes);
 // Records and runs one filter gradient: x and dy in, dw (n_dw elements) out. Kernel k (bindings
 // x, dy, partials) runs with `push` on gx x gy x gz groups and writes push.splits partial dw's
-// (straight into dw when there is one); sum_partials.comp then adds them in chunk order.
+// (straight into dw when there is one and T is float/double); sum_partials.comp then adds them in
+// chunk order. T = uint16_t: float partials always, sum_partials' _f16 variant rounds them into dw.
 template <class T>
 Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, const T* x, const T* dy, T* dw,
                            int64_t n_dw, const ConvPush& push, uint32_t gx, uint32_t gy, uint32_t gz);
@@ -148,6 +160,16 @@ Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, c
        ? ::gradrt::vk::ShaderCode{#stem "_f64", stem##_f64_spv, sizeof(stem##_f64_spv), bindings,       \
                                   sizeof(Push), true}                                                   \
        : ::gradrt::vk::ShaderCode{#stem, stem##_spv, sizeof(stem##_spv), bindings, sizeof(Push), false})
+
+// The float16-storage variant of shaders/<stem>.comp (<stem>_f16_spv, compiled with -DGRADRT_F16:
+// 16-bit tensor buffers, float32 compute; Context::kernel refuses it without 16-bit storage).
+#define GRADRT_VK_SHADER_F16(stem, bindings, Push) \
+  (::gradrt::vk::ShaderCode{#stem "_f16", stem##_f16_spv, sizeof(stem##_f16_spv), bindings, sizeof(Push), false, true})
+// A shader with all three variants, by the tensors' storage type T: float, double, or uint16_t
+// (float16 storage: the _f16 variant).
+#define GRADRT_VK_SHADER3(T, stem, bindings, Push)                                       \
+  (std::is_same_v<T, uint16_t> ? GRADRT_VK_SHADER_F16(stem, bindings, Push)             \
+                               : GRADRT_VK_SHADER(T, stem, bindings, Push))
 
 // How to split a reduction of length k into chunks: chunk is a multiple of `align`.
 struct Split {

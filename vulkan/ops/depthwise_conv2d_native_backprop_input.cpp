@@ -3,11 +3,14 @@
 // shaders/depthwise_conv2d_native_backprop_input.comp,
 // one invocation per dx element gathering its covering output window, on a (channel, column,
 // image row) grid of workgroups of l.cols channels x l.lanes columns.
+// T: float, double, or uint16_t (float16 storage: the shaders' _f16 variants, float32 compute).
 
 #include "common.h"
 #include "depthwise_conv2d_native_backprop_input.spv.h"
+#include "depthwise_conv2d_native_backprop_input_f16.spv.h"
 #include "depthwise_conv2d_native_backprop_input_f64.spv.h"
 #include "depthwise_conv2d_native_backprop_input_v4.spv.h"
+#include "depthwise_conv2d_native_backprop_input_v4_f16.spv.h"
 #include "depthwise_conv2d_native_backprop_input_v4_f64.spv.h"
 #include "ops.h"
 #include "status_macros.h"
@@ -24,14 +27,14 @@ Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p,
     const Lanes l = quad_lanes(ctx, p.in_c / 4);
     const int64_t positions = p.batch * p.in_h * ((p.in_w + 1) / 2);
     return run_conv_dispatch(ctx, "depthwise_conv2d_native_backprop_input",
-                             GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input_v4, 3, ConvPush), l.spec(),
+                             GRADRT_VK_SHADER3(T, depthwise_conv2d_native_backprop_input_v4, 3, ConvPush), l.spec(),
                              p, {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
                              {dx, sizeof(T) * n_dx}, group_count(ctx, p.in_c / 4, l.cols, 0),
                              group_count(ctx, positions, l.lanes, 1));
   }
   const Lanes l = lanes(ctx);
   return run_conv_dispatch(ctx, "depthwise_conv2d_native_backprop_input",
-                           GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_input, 3, ConvPush), l.spec(), p,
+                           GRADRT_VK_SHADER3(T, depthwise_conv2d_native_backprop_input, 3, ConvPush), l.spec(), p,
                            {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
                            {dx, sizeof(T) * n_dx}, group_count(ctx, p.in_c, l.cols, 0),
                            group_count(ctx, p.in_w, l.lanes, 1), group_count(ctx, p.batch * p.in_h, 1, 2));
@@ -39,5 +42,10 @@ Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p,
 
 template Status depthwise_conv2d_native_backprop_input<float>(Context&, const ConvParams&, const float*, const float*, float*);
 template Status depthwise_conv2d_native_backprop_input<double>(Context&, const ConvParams&, const double*, const double*, double*);
+
+Status depthwise_conv2d_native_backprop_input_f16(Context& ctx, const ConvParams& p, const uint16_t* w,
+                                                  const uint16_t* dy, uint16_t* dx) {
+  return depthwise_conv2d_native_backprop_input<uint16_t>(ctx, p, w, dy, dx);
+}
 
 }  // namespace gradrt::vk

@@ -15,5 +15,9 @@ namespace gradrt::vk {
   Status STEM(Context& ctx, const P& p, GRADRT_UNPACK ARGS);
 GRADRT_KERNELS(GRADRT_VK_DECLARE, T)
 #undef GRADRT_VK_DECLARE
+// The float16-storage forms (kernels.h GRADRT_F16_KERNELS): the same op files, storage uint16_t.
+#define GRADRT_VK_DECLARE_F16(STEM, P, ARGS, NAMES) Status STEM##_f16(Context& ctx, const P& p, GRADRT_UNPACK ARGS);
+GRADRT_F16_KERNELS(GRADRT_VK_DECLARE_F16)
+#undef GRADRT_VK_DECLARE_F16
 
 }  // namespace gradrt::vk

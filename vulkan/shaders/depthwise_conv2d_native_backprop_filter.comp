@@ -10,6 +10,7 @@
 // over oc; the taps' x reads overlap in cache). lane_reduce adds the lanes per tap, fixed order.
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"  // GRADRT_F16: float16 storage variant
 #include "common/conv_push.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int COLS = 32;
@@ -17,8 +18,8 @@ layout(constant_id = 2) const int LANES = 8;
 #include "common/lane_reduce.glsl"
 #define TAPS 9
 
-layout(std430, binding = 0) readonly buffer X { real x[]; };
-layout(std430, binding = 1) readonly buffer DY { real dy[]; };
+layout(std430, binding = 0) readonly buffer X { stored x[]; };
+layout(std430, binding = 1) readonly buffer DY { stored dy[]; };
 layout(std430, binding = 2) writeonly buffer Partial { real partial[]; };
 
 void main() {
@@ -41,13 +42,13 @@ void main() {
         const int k_first = k_begin + lane, out_w = max(p.out_w, 1), out_h = max(p.out_h, 1);
         int ox = k_first % out_w, oy = (k_first / out_w) % out_h, n = k_first / (out_w * out_h);
         for (int k = k_first; k < k_end; k += LANES) {
-          const real g = dy[k * p.out_c + oc];
+          const real g = LOAD(dy[k * p.out_c + oc]);
           const int y_base = oy * p.stride_h - p.pad_top, x_base = ox * p.stride_w - p.pad_left;
           int ky = ky0, kx = kx0;
           for (int j = 0; j < TAPS; ++j) {  // constant trip count: unrolled, acc[] stays in registers
             const int iy = y_base + ky * p.dilation_h, ix = x_base + kx * p.dilation_w;
             if (tap0 + j < taps && iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w)
-              acc[j] += g * x[((n * p.in_h + iy) * p.in_w + ix) * p.in_c + c];
+              acc[j] += g * LOAD(x[((n * p.in_h + iy) * p.in_w + ix) * p.in_c + c]);
             if (++kx == p.filter_w) { kx = 0; ++ky; }
           }
           for (ox += LANES; ox >= out_w; ox -= out_w)

@@ -14,6 +14,7 @@
 // Bounds: uint(i) < uint(n) is 0 <= i < n for n > 0 (one compare instead of two).
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"  // GRADRT_F16: float16 storage variant
 #include "common/conv_push.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int COLS = 32;
@@ -22,8 +23,8 @@ layout(constant_id = 2) const int LANES = 8;
 #include "common/lane_reduce.glsl"
 #define TAPS 9  // taps per workgroup z (the host sizes gz for it); a 3x3 filter is one z
 
-layout(std430, binding = 0) readonly buffer X { real4 x[]; };
-layout(std430, binding = 1) readonly buffer DY { real4 dy[]; };
+layout(std430, binding = 0) readonly buffer X { stored4 x[]; };
+layout(std430, binding = 1) readonly buffer DY { stored4 dy[]; };
 layout(std430, binding = 2) writeonly buffer Partial { real4 partial[]; };
 
 // Tap tap0 + J of the current position: accumulates into A, then steps (ky, kx) in row-major
@@ -32,7 +33,7 @@ layout(std430, binding = 2) writeonly buffer Partial { real4 partial[]; };
   {                                                                                       \
     const int iy = y_base + ky * p.dilation_h, ix = x_base + kx * p.dilation_w;          \
     if (tap0 + J < taps && uint(iy) < uint(p.in_h) && uint(ix) < uint(p.in_w))           \
-      A += g * x[((img_row + iy) * p.in_w + ix) * Q + q];                                 \
+      A += g * LOAD4(x[((img_row + iy) * p.in_w + ix) * Q + q]);                              \
     if (++kx == p.filter_w) { kx = 0; ++ky; }                                             \
   }
 // The lanes' fixed-order sum of tap tap0 + J, written by lane 0. Uniform control flow.
@@ -62,7 +63,7 @@ void main() {
         const int k_first = k_begin + lane, out_w = max(p.out_w, 1), out_h = max(p.out_h, 1);
         int ox = k_first % out_w, oy = (k_first / out_w) % out_h, n = k_first / (out_w * out_h);
         for (int k = k_first; k < k_end; k += LANES) {
-          const real4 g = dy[k * Q + q];
+          const real4 g = LOAD4(dy[k * Q + q]);
           const int y_base = oy * p.stride_h - p.pad_top, x_base = ox * p.stride_w - p.pad_left;
           const int img_row = n * p.in_h;
           int ky = ky0, kx = kx0;

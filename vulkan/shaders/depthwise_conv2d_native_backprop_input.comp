@@ -10,14 +10,15 @@
 // Trap: test the numerator for < 0 before % and / (they truncate toward zero).
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"  // GRADRT_F16: float16 storage variant
 #include "common/conv_push.glsl"
 // Specialisation (ops/common.h Lanes::spec): 0 the invocation count (the host's check only),
 // 1 COLS = local size x, 2 LANES = local size y.
 layout(local_size_x_id = 1, local_size_y_id = 2) in;
 
-layout(std430, binding = 0) readonly buffer Wt { real w[]; };
-layout(std430, binding = 1) readonly buffer DY { real dy[]; };
-layout(std430, binding = 2) writeonly buffer DX { real dx[]; };
+layout(std430, binding = 0) readonly buffer Wt { stored w[]; };
+layout(std430, binding = 1) readonly buffer DY { stored dy[]; };
+layout(std430, binding = 2) writeonly buffer DX { stored dx[]; };
 
 // The output index t / stride if t is a non-negative multiple of stride below limit, else -1.
 int exact_out(int t, int stride, int limit) {
@@ -45,10 +46,10 @@ void main() {
             if (ox < 0) continue;
             const int dy_base = ((n * p.out_h + oy) * p.out_w + ox) * p.out_c + c * M;
             const int w_base = (ky * p.filter_w + kx) * p.out_c + c * M;
-            for (int m = 0; m < M; ++m) acc += dy[dy_base + m] * w[w_base + m];
+            for (int m = 0; m < M; ++m) acc += LOAD(dy[dy_base + m]) * LOAD(w[w_base + m]);
           }
         }
-        dx[(row * p.in_w + ix) * p.in_c + c] = acc;
+        dx[(row * p.in_w + ix) * p.in_c + c] = STORE(acc);
       }
     }
   }

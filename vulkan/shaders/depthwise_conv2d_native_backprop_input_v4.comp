@@ -11,14 +11,15 @@
 // Trap: test the numerator for < 0 before % and / (they truncate toward zero).
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"  // GRADRT_F16: float16 storage variant
 #include "common/conv_push.glsl"
 // Specialisation (ops/common.h Lanes::spec): 0 the invocation count, 1 COLS, 2 LANES.
 layout(local_size_x_id = 1, local_size_y_id = 2) in;
 #define IX 2
 
-layout(std430, binding = 0) readonly buffer Wt { real4 w[]; };
-layout(std430, binding = 1) readonly buffer DY { real4 dy[]; };
-layout(std430, binding = 2) writeonly buffer DX { real4 dx[]; };
+layout(std430, binding = 0) readonly buffer Wt { stored4 w[]; };
+layout(std430, binding = 1) readonly buffer DY { stored4 dy[]; };
+layout(std430, binding = 2) writeonly buffer DX { stored4 dx[]; };
 
 // The output index t / stride if t is a non-negative multiple of stride below limit, else -1.
 int exact_out(int t, int stride, int limit) {
@@ -46,15 +47,15 @@ void main() {
         if (oy < 0) continue;
         const int dy_row = (n * p.out_h + oy) * p.out_w;
         for (int kx = 0; kx < p.filter_w; ++kx) {
-          const real4 wv = w[(ky * p.filter_w + kx) * Q + q];
+          const real4 wv = LOAD4(w[(ky * p.filter_w + kx) * Q + q]);
           for (int j = 0; j < IX; ++j) {
             const int ox = exact_out(ix0 + j + p.pad_left - kx * p.dilation_w, p.stride_w, p.out_w);
-            if (ix0 + j < p.in_w && ox >= 0) acc[j] += dy[(dy_row + ox) * Q + q] * wv;
+            if (ix0 + j < p.in_w && ox >= 0) acc[j] += LOAD4(dy[(dy_row + ox) * Q + q]) * wv;
           }
         }
       }
       for (int j = 0; j < IX; ++j)
-        if (ix0 + j < p.in_w) dx[(row * p.in_w + ix0 + j) * Q + q] = acc[j];
+        if (ix0 + j < p.in_w) dx[(row * p.in_w + ix0 + j) * Q + q] = STORE4(acc[j]);
     }
   }
 }

@@ -7,6 +7,7 @@
 //   dscale = sum_dy_xc * inv,  doffset = sum_dy                 (both modes)
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"  // GRADRT_F16: float16 storage variant
 #include "common/batch_norm_push.glsl"
 // Grid: x = channel (COLS per workgroup), y = row lane (LANES per workgroup, grid stride over
 // rows), so a thread computes its channel's constants once and no element index is decoded.
@@ -14,13 +15,13 @@
 // 1 COLS = local size x, 2 LANES = local size y.
 layout(local_size_x_id = 1, local_size_y_id = 2) in;
 
-layout(std430, binding = 0) readonly buffer DY { real dy[]; };
-layout(std430, binding = 1) readonly buffer X { real x[]; };
+layout(std430, binding = 0) readonly buffer DY { stored dy[]; };
+layout(std430, binding = 1) readonly buffer X { stored x[]; };
 layout(std430, binding = 2) readonly buffer Scale { real scale[]; };
 layout(std430, binding = 3) readonly buffer Mean { real mean[]; };
 layout(std430, binding = 4) readonly buffer Variance { real variance[]; };
 layout(std430, binding = 5) readonly buffer Sums { real sums[]; };
-layout(std430, binding = 6) writeonly buffer DX { real dx[]; };
+layout(std430, binding = 6) writeonly buffer DX { stored dx[]; };
 layout(std430, binding = 7) writeonly buffer DScale { real dscale[]; };
 layout(std430, binding = 8) writeonly buffer DOffset { real doffset[]; };
 
@@ -40,9 +41,9 @@ void main() {
     for (int r = int(gl_GlobalInvocationID.y); r < p.rows; r += row_step) {
       const int i = r * p.channels + c;
       if (p.is_training != 0)
-        dx[i] = k * (dy[i] - mean_dy - (x[i] - mu) * xc_scale);
+        dx[i] = STORE(k * (LOAD(dy[i]) - mean_dy - (LOAD(x[i]) - mu) * xc_scale));
       else
-        dx[i] = dy[i] * scale[c] * inv;
+        dx[i] = STORE(LOAD(dy[i]) * scale[c] * inv);
     }
     if (gl_GlobalInvocationID.y == 0) {
       dscale[c] = sums[p.channels + c] * inv;

@@ -8,14 +8,15 @@
 // lane_reduce adds the lanes in a fixed order.
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"  // GRADRT_F16: float16 storage variant
 #include "common/batch_norm_push.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int COLS = 32;
 layout(constant_id = 2) const int LANES = 8;
 #include "common/lane_reduce.glsl"
 
-layout(std430, binding = 0) readonly buffer DY { real dy[]; };
-layout(std430, binding = 1) readonly buffer X { real x[]; };
+layout(std430, binding = 0) readonly buffer DY { stored dy[]; };
+layout(std430, binding = 1) readonly buffer X { stored x[]; };
 layout(std430, binding = 2) readonly buffer Mean { real mean[]; };
 layout(std430, binding = 3) writeonly buffer Partial { real partial[]; };
 
@@ -30,9 +31,9 @@ void main() {
       if (c < p.channels) {
         const real mu = mean[c];
         for (int r = r_begin + lane; r < r_end; r += LANES) {
-          const real g = dy[r * p.channels + c];
+          const real g = LOAD(dy[r * p.channels + c]);
           sum_dy += g;
-          sum_dy_xc += g * (x[r * p.channels + c] - mu);
+          sum_dy_xc += g * (LOAD(x[r * p.channels + c]) - mu);
         }
       }
       sum_dy = lane_reduce(sum_dy, col, lane);

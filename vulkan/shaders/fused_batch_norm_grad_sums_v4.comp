@@ -10,6 +10,7 @@
 // The host picks COLS from the channel count (few channels: more row lanes).
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"  // GRADRT_F16: float16 storage variant
 #include "common/batch_norm_push.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int COLS = 32;
@@ -17,8 +18,8 @@ layout(constant_id = 2) const int LANES = 8;
 #define LANE_T real4
 #include "common/lane_reduce.glsl"
 
-layout(std430, binding = 0) readonly buffer DY { real4 dy[]; };
-layout(std430, binding = 1) readonly buffer X { real4 x[]; };
+layout(std430, binding = 0) readonly buffer DY { stored4 dy[]; };
+layout(std430, binding = 1) readonly buffer X { stored4 x[]; };
 layout(std430, binding = 2) readonly buffer Mean { real4 mean[]; };
 layout(std430, binding = 3) writeonly buffer Partial { real4 partial[]; };
 
@@ -34,9 +35,9 @@ void main() {
       if (q < Q) {
         const real4 mu = mean[q];
         for (int r = r_begin + lane; r < r_end; r += LANES) {
-          const real4 g = dy[r * Q + q];
+          const real4 g = LOAD4(dy[r * Q + q]);
           sum_dy += g;
-          sum_dy_xc += g * (x[r * Q + q] - mu);
+          sum_dy_xc += g * (LOAD4(x[r * Q + q]) - mu);
         }
       }
       sum_dy = lane_reduce(sum_dy, col, lane);

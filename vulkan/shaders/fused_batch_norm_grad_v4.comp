@@ -11,17 +11,18 @@
 // Grid: x = channel quad (COLS per workgroup), y = row lane (LANES per workgroup, grid stride).
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"  // GRADRT_F16: float16 storage variant
 #include "common/batch_norm_push.glsl"
 // Specialisation (ops/common.h Lanes::spec): 0 the invocation count, 1 COLS, 2 LANES.
 layout(local_size_x_id = 1, local_size_y_id = 2) in;
 
-layout(std430, binding = 0) readonly buffer DY { real4 dy[]; };
-layout(std430, binding = 1) readonly buffer X { real4 x[]; };
+layout(std430, binding = 0) readonly buffer DY { stored4 dy[]; };
+layout(std430, binding = 1) readonly buffer X { stored4 x[]; };
 layout(std430, binding = 2) readonly buffer Scale { real4 scale[]; };
 layout(std430, binding = 3) readonly buffer Mean { real4 mean[]; };
 layout(std430, binding = 4) readonly buffer Variance { real4 variance[]; };
 layout(std430, binding = 5) readonly buffer Sums { real4 sums[]; };
-layout(std430, binding = 6) writeonly buffer DX { real4 dx[]; };
+layout(std430, binding = 6) writeonly buffer DX { stored4 dx[]; };
 layout(std430, binding = 7) writeonly buffer DScale { real4 dscale[]; };
 layout(std430, binding = 8) writeonly buffer DOffset { real4 doffset[]; };
 
@@ -42,9 +43,9 @@ void main() {
     for (int r = int(gl_GlobalInvocationID.y); r < p.rows; r += row_step) {
       const int i = r * Q + q;
       if (p.is_training != 0)
-        dx[i] = k * (dy[i] - mean_dy - (x[i] - mu) * xc_scale);
+        dx[i] = STORE4(k * (LOAD4(dy[i]) - mean_dy - (LOAD4(x[i]) - mu) * xc_scale));
       else
-        dx[i] = dy[i] * scale[q] * inv;
+        dx[i] = STORE4(LOAD4(dy[i]) * scale[q] * inv);
     }
     if (gl_GlobalInvocationID.y == 0) {
       dscale[q] = sums[Q + q] * inv;
