@@ -2,7 +2,7 @@
 
     build-tf/venv/bin/python bench/keras_step.py [--threads=1,2] [--rounds=5] [--steps=5]
         [--models=small_cnn,mobilenet_v2,resnet,cnn_nchw,efficientnet_b0] [--configs=stock,gradrt]
-        [--profile] [--profile-steps=10] [--out=bench/results_keras_step.txt]
+        [--step=train_on_batch|fit] [--profile] [--profile-steps=10] [--out=bench/results_keras_step.txt]
 
 Configurations (each at every --threads value, TensorFlow's intra-op setting; inter-op 1):
   stock         TensorFlow 2.21 as installed: its default here, oneDNN on
@@ -19,7 +19,12 @@ cross-entropy) on the same batch. The coordinator interleaves: each round times 
 worker, the workers' order rotating, so outside load hits every configuration alike. A measurement is
 `--steps` calls of train_on_batch after one warm-up call; reported are the median over rounds of each
 round's median step (wall ms) and of the worker's CPU time per step (all its threads: TF's pools and
-gradrt's). A gradrt worker checks gradrt_tf.kernel_calls() moved on every step (else it fails).
+gradrt's). A gradrt worker checks gradrt_tf.kernel_calls() moved on every step (else it fails). A second table
+splits each step's wall time into CPU + preempted + idle (per-thread schedstat; see sched_totals).
+
+--step=fit: a step is model.fit's per-step train_function on one iterator that lives across steps, instead of
+train_on_batch, which makes a new tf.data iterator per call: on this VM its wall time snaps to a grid of timer
+wake-ups (~78, ~161, ~320 ms) whatever the kernels cost (NOTES, "Where a train_on_batch step waits").
 
 --profile: one more pass with TensorFlow's profiler (tf.profiler.experimental) around `--profile-steps`
 steps of every model in the workers of the first --threads value; per TF op type, the time its kernels
@@ -277,7 +282,7 @@ def main():
         workers = start_workers(__file__, configs, thread_list, log)
         try:
             hello = {k: w.ask(cmd="hello") for k, w in workers.items()}
-            emit(f"tf-keras train_on_batch, TensorFlow {next(iter(hello.values()))['tf']}, {cpu_name()}, "
+            emit(f"tf-keras training step ({args.step}), TensorFlow {next(iter(hello.values()))['tf']}, {cpu_name()}, "
                  f"{os.cpu_count()} cpus, load average at the start {os.getloadavg()[0]:.2f}")
             emit("configs: " + "; ".join(f"{c} (oneDNN {'on' if hello[c, thread_list[0]]['onednn'] else 'off'}"
                                          f"{', gradrt_tf.load()' if config_of(c)[1] else ''})" for c in configs))
