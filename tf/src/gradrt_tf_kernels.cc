@@ -14,12 +14,9 @@
 // flags); gradrt is reached through its public header only.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -117,78 +114,6 @@ bool use_tf_pool() {
     return v == nullptr || std::strcmp(v, "gradrt") != 0;
   }();
   return tf_pool;
-}
-
-// RunOptions::parallel on TF's intra-op pool, without waiting for a worker to wake up. fn(0) runs on
-// the calling thread; fn(1..workers-1) are offered to the pool as tasks. Whoever comes first takes an
-// index: a pool thread that starts a task while its index is still free runs it; once the caller has
-// returned from fn(0) it takes every index no pool thread has started and runs it itself (gradrt's
-// workers claim chunks from a shared counter, so a late fn(i) finds none left and returns at once),
-// then waits only for the pool threads that did start, which are working, not asleep.
-// TF's own ParallelFor would wait on a BlockingCounter for every task it scheduled: a pool thread
-// asleep in its EventCount needs a futex wake-up (on a VM an inter-processor interrupt to a halted
-// vCPU, tens of us; on a loaded host the woken thread queues behind other processes for up to a
-// time slice), and then the caller sleeps until that thread wakes it back: two wake-ups per parallel
-// loop, each op running several loops. A task that starts after the call returned finds its index
-// taken and touches nothing but the shared State it holds.
-class PoolRun {
- public:
-  static void run(tensorflow::thread::ThreadPool* pool, int workers, const std::function<void(int)>& fn) {
-    auto st = std::make_shared<State>(workers, &fn);
-    for (int i = 1; i < workers; ++i) pool->Schedule([st, i] { st->offer(i); });
-    fn(0);
-    int started = 0;
-    for (int i = 1; i < workers; ++i) {
-      int free = kFree;
-      if (st->owner[i].compare_exchange_strong(free, kCaller, std::memory_order_acq_rel)) fn(i);
-      else ++started;  // a pool thread has it
-    }
-    st->wait_for(started);
-  }
-
- private:
-  static constexpr int kFree = 0, kPool = 1, kCaller = 2;
-  struct State {
-    State(int workers, const std::function<void(int)>* f) : owner(workers), fn(f) {
-      for (auto& o : owner) o.store(kFree, std::memory_order_relaxed);
-    }
-    // A pool thread's task for index i: runs fn(i) unless the caller took i first.
-    void offer(int i) {
-      int free = kFree;
-      if (!owner[i].compare_exchange_strong(free, kPool, std::memory_order_acq_rel)) return;
-      (*fn)(i);  // the caller is still in run(): it waits for this thread (counted as started)
-      {
-        std::lock_guard<std::mutex> lock(mu);  // under mu: the caller cannot miss the notify
-        done.fetch_add(1, std::memory_order_release);
-      }
-      cv.notify_one();
-    }
-    // Waits until `started` pool threads have finished: a short spin first (they are running, so
-    // usually within microseconds; no PAUSE: a PAUSE loop in a KVM guest triggers pause-loop exits),
-    // then the condition variable.
-    void wait_for(int started) {
-      auto finished = [&] { return done.load(std::memory_order_acquire) == started; };
-      const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
-      while (std::chrono::steady_clock::now() < end)
-        for (int k = 0; k < 64; ++k)
-          if (finished()) return;
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, finished);
-    }
-
-    std::vector<std::atomic<int>> owner;  // per index: kFree, kPool or kCaller
-    const std::function<void(int)>* fn;   // valid while the caller is in run()
-    std::mutex mu;
-    std::condition_variable cv;
-    std::atomic<int> done{0};  // pool threads finished (changed under mu)
-  };
-};
-
-// gradrt's RunOptions::parallel for TF's intra-op pool of this device (none: gradrt's own pool).
-std::function<void(int, const std::function<void(int)>&)> tf_parallel(
-    const tensorflow::DeviceBase::CpuWorkerThreads* threads) {
-  if (!use_tf_pool() || threads->workers == nullptr) return nullptr;
-  return [pool = threads->workers](int workers, const std::function<void(int)>& fn) { PoolRun::run(pool, workers, fn); };
 }
 
 // The thread count the last kernel call gave gradrt (tests check it follows TF's setting).
@@ -315,7 +240,13 @@ class GradrtOp : public OpKernel {
     // gradrt's parallel loops run on that pool too, the threads TF's own and oneDNN's kernels use:
     // with gradrt's own pool, its helpers spin for a while after each gradrt op (they wait for the
     // next job) on the cores TF's next op needs, and TF's idle workers spin on gradrt's.
-    options.parallel = tf_parallel(threads);
+    if (use_tf_pool() && threads->workers != nullptr) {
+      options.parallel = [pool = threads->workers](int workers, const std::function<void(int)>& fn) {
+        pool->ParallelFor(workers, [&fn](int64_t begin, int64_t end) {  // blocks of one worker
+          for (int64_t i = begin; i < end; ++i) fn(static_cast<int>(i));
+        });
+      };
+    }
     // gradrt writes each output straight into TF's output tensor (no copy, and no second
     // buffer), unless the dtype differs or the output is empty or TF's dummy scalar.
     std::vector<tensorflow::Tensor*> given(ctx->num_outputs(), nullptr);
@@ -443,7 +374,13 @@ class GradrtOp : public OpKernel {
       gradrt::RunOptions options;
       options.backend = "cpu";
       options.threads = threads->num_threads;
-      options.parallel = tf_parallel(threads);
+      if (use_tf_pool() && threads->workers != nullptr) {
+        options.parallel = [pool = threads->workers](int workers, const std::function<void(int)>& fn) {
+          pool->ParallelFor(workers, [&fn](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) fn(static_cast<int>(i));
+          });
+        };
+      }
       void* memory = const_cast<char*>(out->tensor_data().data());
       options.output_memory = [memory](std::string_view, gradrt::DType, const std::vector<int64_t>&) { return memory; };
       gradrt::Outputs outputs;

@@ -91,10 +91,8 @@ def test_intra_op_threads_reach_gradrt_and_do_not_change_bits():
 
 
 def test_two_threads_many_calls_from_concurrent_callers_match_tf():
-    # gradrt's parallel loops on TF's intra-op pool (2 threads): the caller runs worker 0, offers the
-    # others to the pool and runs any a pool thread has not started yet itself, so pool tasks often
-    # start after the op returned (they must touch nothing of it). Many short calls from two
-    # inter-op threads at once, each result against TF's own kernel computed before load().
+    # gradrt's parallel loops on TF's intra-op pool (2 threads), entered from two inter-op threads at
+    # once: many short calls, each result against TF's own kernel computed before load().
     code = ("import gradrt_tf, tensorflow as tf, numpy as np, sys, threading\n"
             "tf.config.threading.set_intra_op_parallelism_threads(2)\n"
             "tf.config.threading.set_inter_op_parallelism_threads(2)\n"
