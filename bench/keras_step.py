@@ -2,7 +2,7 @@
 
     build-tf/venv/bin/python bench/keras_step.py [--threads=1,2] [--rounds=5] [--steps=5]
         [--models=small_cnn,mobilenet_v2,resnet,cnn_nchw,efficientnet_b0] [--configs=stock,gradrt]
-        [--profile] [--profile-steps=10] [--out=bench/results_keras_step.txt]
+        [--step=train_on_batch|fit] [--profile] [--profile-steps=10] [--out=bench/results_keras_step.txt]
 
 Configurations (each at every --threads value, TensorFlow's intra-op setting; inter-op 1):
   stock         TensorFlow 2.21 as installed: its default here, oneDNN on
@@ -19,7 +19,12 @@ cross-entropy) on the same batch. The coordinator interleaves: each round times 
 worker, the workers' order rotating, so outside load hits every configuration alike. A measurement is
 `--steps` calls of train_on_batch after one warm-up call; reported are the median over rounds of each
 round's median step (wall ms) and of the worker's CPU time per step (all its threads: TF's pools and
-gradrt's). A gradrt worker checks gradrt_tf.kernel_calls() moved on every step (else it fails).
+gradrt's). A gradrt worker checks gradrt_tf.kernel_calls() moved on every step (else it fails). A second table
+splits each step's wall time into CPU + preempted + idle (per-thread schedstat; see sched_totals).
+
+--step=fit: a step is model.fit's per-step train_function on one iterator that lives across steps, instead of
+train_on_batch, which makes a new tf.data iterator per call: on this VM its wall time snaps to a grid of timer
+wake-ups (~78, ~161, ~320 ms) whatever the kernels cost (NOTES, "Where a train_on_batch step waits").
 
 --profile: one more pass with TensorFlow's profiler (tf.profiler.experimental) around `--profile-steps`
 steps of every model in the workers of the first --threads value; per TF op type, the time its kernels
@@ -58,6 +63,23 @@ def cpu_name():
     wide = (("avx512f", "AVX-512"), ("avx512_bf16", "AVX512-BF16"), ("amx_tile", "AMX"))
     isa = [n for f, n in (wide if "avx512f" in flags else (("avx2", "AVX2"),)) if f in flags]
     return f"{name} ({', '.join(isa) or 'no AVX2'})"
+
+
+def sched_totals():
+    """{thread id: (ns on a CPU, ns runnable but waiting for one)} of this process's threads, from
+    /proc/self/task/*/schedstat. Waiting = preempted by other processes (or by this one's own threads
+    beyond the CPUs); a step's wall time less its CPU time and those waits is time no thread ran or
+    waited: sleeping on a lock, a condition or a wake-up (exact while at most one thread is active at a
+    time, as at 1 intra-op thread; a lower bound otherwise). A thread that ends within a step drops out."""
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                run, wait, _ = f.read().split()
+        except (OSError, ValueError):
+            continue  # the thread ended
+        out[tid] = (int(run), int(wait))
+    return out
 
 
 # ------------------------------------------------------------------------------------------ models
@@ -139,7 +161,7 @@ def by_type(node_ms):
 
 
 # ------------------------------------------------------------------------------------------ worker
-def worker(config, threads):
+def worker(config, threads, step_kind):
     """Serves requests (JSON lines on stdin, answers on the original stdout)."""
     reply_stream = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything TensorFlow prints goes to stderr, not into the answers
@@ -176,21 +198,32 @@ def worker(config, threads):
             x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
         x, y = tf.constant(x), tf.constant(rng.integers(0, classes, batch).astype(np.int32))
         loss = float(model.train_on_batch(x, y))  # builds and traces the step
-        models[name] = (model, x, y)
+        if step_kind == "fit":  # model.fit's step: its train_function on an iterator that lives on
+            iterator = iter(tf.data.Dataset.from_tensors((x, y)).repeat())
+            train_function = model.make_train_function()
+            step = lambda: train_function(iterator)  # noqa: E731
+        else:
+            step = lambda: model.train_on_batch(x, y)  # noqa: E731
+        models[name] = (model, x, y, step)
         return loss
 
     def steps(name, n):
-        """n steps; wall and CPU seconds of each; gradrt's kernel calls of each (None without gradrt)."""
-        model, x, y = models[name]
-        walls, cpus, calls = [], [], []
+        """n steps; wall and CPU seconds of each, the seconds its threads waited in a run queue
+        (preempted) and those no thread ran or waited (idle); gradrt's kernel calls of each."""
+        model, x, y, step = models[name]
+        walls, cpus, waits, idles, calls = [], [], [], [], []
         for _ in range(n):
             before = sum(gradrt_tf.kernel_calls().values()) if gradrt_tf else 0
+            s0 = sched_totals()
             c0, t0 = time.process_time(), time.perf_counter()
-            model.train_on_batch(x, y)
+            step()
             walls.append(time.perf_counter() - t0)
             cpus.append(time.process_time() - c0)
+            s1 = sched_totals()
+            waits.append(sum(w - s0.get(t, (0, 0))[1] for t, (_, w) in s1.items()) / 1e9)
+            idles.append(max(0.0, walls[-1] - cpus[-1] - waits[-1]))
             calls.append(sum(gradrt_tf.kernel_calls().values()) - before if gradrt_tf else None)
-        return walls, cpus, calls
+        return walls, cpus, waits, idles, calls
 
     for line in sys.stdin:
         req = json.loads(line)
@@ -203,8 +236,9 @@ def worker(config, threads):
                 reply({"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"})
         elif req["cmd"] == "time":
             steps(req["model"], 1)  # warm
-            walls, cpus, calls = steps(req["model"], req["steps"])
-            reply({"wall": sorted(walls)[len(walls) // 2], "cpu": sorted(cpus)[len(cpus) // 2], "calls": calls})
+            walls, cpus, waits, idles, calls = steps(req["model"], req["steps"])
+            reply({"wall": median(walls), "cpu": median(cpus), "wait": median(waits), "idle": median(idles),
+                   "calls": calls})
         elif req["cmd"] == "profile":
             logdir = f"/tmp/keras_step_profile_{os.getpid()}_{req['model']}"
             steps(req["model"], 1)
@@ -227,12 +261,16 @@ def main():
     add_common_arguments(ap, __file__, "stock,gradrt", "results_keras_step.txt")
     ap.add_argument("--steps", type=int, default=5, help="timed train_on_batch calls per measurement (median)")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--step", choices=("train_on_batch", "fit"), default="train_on_batch",
+                    help="what a step is: a train_on_batch call, or model.fit's step (its train_function "
+                         "on one iterator over the batch repeated)")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--profile-steps", type=int, default=10, help="profiled steps per model (each node's fastest counts)")
     args = ap.parse_args()
     if args.worker:
-        return worker(args.worker[0], int(args.worker[1]))
+        return worker(args.worker[0], int(args.worker[1]), os.environ.get("KERAS_STEP_KIND", "train_on_batch"))
 
+    os.environ["KERAS_STEP_KIND"] = args.step  # the workers inherit it
     thread_list = [int(t) for t in args.threads.split(",")]
     configs = args.configs.split(",")
     models = args.models.split(",")
@@ -244,12 +282,16 @@ def main():
         workers = start_workers(__file__, configs, thread_list, log)
         try:
             hello = {k: w.ask(cmd="hello") for k, w in workers.items()}
-            emit(f"tf-keras train_on_batch, TensorFlow {next(iter(hello.values()))['tf']}, {cpu_name()}, "
+            emit(f"tf-keras training step ({args.step}), TensorFlow {next(iter(hello.values()))['tf']}, {cpu_name()}, "
                  f"{os.cpu_count()} cpus, load average at the start {os.getloadavg()[0]:.2f}")
             emit("configs: " + "; ".join(f"{c} (oneDNN {'on' if hello[c, thread_list[0]]['onednn'] else 'off'}"
                                          f"{', gradrt_tf.load()' if config_of(c)[1] else ''})" for c in configs))
+            emit("step: " + ("model.fit's per-step train_function on one live iterator" if args.step == "fit"
+                             else "train_on_batch (a new tf.data iterator per call)"))
             emit(f"median of {args.steps} steps per round, median of {args.rounds} interleaved rounds; "
                  f"wall ms per step (CPU ms per step, all threads); ratio = {base} / config, > 1: faster than {base}")
+            emit("where the wall time went, per step (ms): CPU (all threads) + preempted (threads runnable, waiting "
+                 "for a CPU: other load) + idle (no thread running or runnable: sleeping, waking)")
             skipped = {}
             for m in models:
                 for k, w in workers.items():
@@ -259,6 +301,8 @@ def main():
             live = [m for m in models if m not in skipped]
             wall = {k: {m: [] for m in live} for k in workers}
             cpu = {k: {m: [] for m in live} for k in workers}
+            wait = {k: {m: [] for m in live} for k in workers}
+            idle = {k: {m: [] for m in live} for k in workers}
             keys = list(workers)
             for r in range(args.rounds):
                 for j, m in enumerate(live):
@@ -269,6 +313,8 @@ def main():
                             raise RuntimeError(f"{m} in {k}: a step ran no gradrt kernel ({a['calls']})")
                         wall[k][m].append(a["wall"])
                         cpu[k][m].append(a["cpu"])
+                        wait[k][m].append(a["wait"])
+                        idle[k][m].append(a["idle"])
                 print(f"  round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
             profiles = {}
             if args.profile:
@@ -299,6 +345,15 @@ def main():
             emit("| geomean | | " + " | ".join("" for _ in configs) + " | "
                  + " | ".join(f"{geomean(ratios[c, 'wall']):.2f}x ({geomean(ratios[c, 'cpu']):.2f}x)" for c in others)
                  + " |")
+    for t in thread_list if args.rounds > 0 else []:
+        emit()
+        emit(f"### {t} intra-op thread{'s' if t > 1 else ''}: CPU + preempted + idle = wall, ms per step (medians)")
+        emit("| model | " + " | ".join(configs) + " |")
+        emit("|---|" + "---|" * len(configs))
+        for m in live:
+            emit(f"| {m} | " + " | ".join(f"{median(cpu[c, t][m]) * 1e3:.0f} + {median(wait[c, t][m]) * 1e3:.0f} + "
+                                           f"{median(idle[c, t][m]) * 1e3:.0f} = {median(wall[c, t][m]) * 1e3:.0f}"
+                                           for c in configs) + " |")
     for m, why in skipped.items():
         emit(f"skipped {m}: " + "; ".join(why))
     for m in live if profiles else []:

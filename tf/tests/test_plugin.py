@@ -90,6 +90,39 @@ def test_intra_op_threads_reach_gradrt_and_do_not_change_bits():
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
+def test_two_threads_many_calls_from_concurrent_callers_match_tf():
+    # gradrt's parallel loops on TF's intra-op pool (2 threads), entered from two inter-op threads at
+    # once: many short calls, each result against TF's own kernel computed before load().
+    code = ("import gradrt_tf, tensorflow as tf, numpy as np, sys, threading\n"
+            "tf.config.threading.set_intra_op_parallelism_threads(2)\n"
+            "tf.config.threading.set_inter_op_parallelism_threads(2)\n"
+            "x = tf.random.stateless_normal([2, 24, 24, 16], seed=[1, 2])\n"
+            "dy = tf.random.stateless_normal([2, 24, 24, 32], seed=[3, 4])\n"
+            "w = tf.random.stateless_normal([3, 3, 16, 32], seed=[5, 6])\n"
+            "def ops(x, dy, w):\n"
+            "    return (tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=[3, 3, 16, 32], out_backprop=dy,"
+            " strides=[1, 1, 1, 1], padding='SAME'),\n"
+            "            tf.raw_ops.Conv2DBackpropInput(input_sizes=[2, 24, 24, 16], filter=w, out_backprop=dy,"
+            " strides=[1, 1, 1, 1], padding='SAME'))\n"
+            "want = [t.numpy() for t in ops(x, dy, w)]\n"
+            "gradrt_tf.load()\n"
+            "f = tf.function(ops)\n"
+            "bad = []\n"
+            "def loop():\n"
+            "    for i in range(60):\n"
+            "        got = f(x, dy, w) if i % 2 else ops(x, dy, w)\n"
+            "        for g, e in zip(got, want):\n"
+            "            if not np.allclose(g.numpy(), e, rtol=1e-4, atol=1e-3): bad.append(i)\n"
+            "ts = [threading.Thread(target=loop) for _ in range(2)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "print(gradrt_tf._threads_used(), len(bad), sum(gradrt_tf.kernel_calls().values()))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    threads, bad, calls = map(int, r.stdout.split()[-3:])
+    assert (threads, bad) == (2, 0)
+    assert calls >= 2 * 60 * 2
+
+
 def test_a_node_keeps_plans_per_shape_and_shape_values():
     # gradrt_tf keeps prepared plans per kernel (graph node), keyed by the input shapes and the values of
     # shape inputs: one traced node runs six signatures twice (more than the plans it keeps), two of
