@@ -154,6 +154,31 @@ TEST_CASE("cpu: conv gradients on wide images (interior tiles, chunked filter su
 // inputs at any thread count.
 namespace {
 
+// One FusedBatchNormGrad case: random inputs (x in [-2, 3], scale and variance in [0.5, 2]) and the
+// reference backend's gradients of them.
+template <class T>
+struct BatchNormGradCase {
+  BatchNormParams p;
+  int64_t n, C;
+  std::vector<T> x, dy, scale, mean, var, rdx, rds, rdo;
+  BatchNormGradCase(std::mt19937& rng, int64_t rows, int64_t channels, bool training) {
+    p.rows = rows;
+    p.channels = channels;
+    p.epsilon = 0.001f;
+    p.is_training = training;
+    n = rows * channels, C = channels;
+    x = random_vec<T>(rng, n, -2, 3);
+    dy = random_vec<T>(rng, n);
+    scale = random_vec<T>(rng, C, 0.5, 2);
+    mean = random_vec<T>(rng, C, 0, 1);
+    var = random_vec<T>(rng, C, 0.5, 2);
+    rdx.resize(n), rds.resize(C), rdo.resize(C);
+    REQUIRE(gradrt::reference_backend()->fused_batch_norm_grad(Exec{1}, p, dy.data(), x.data(), scale.data(),
+                                                               mean.data(), var.data(), rdx.data(), rds.data(),
+                                                               rdo.data()).ok());
+  }
+};
+
 template <class T>
 void batch_norm_grad_layouts(uint32_t seed) {
   IsaGuard guard;
@@ -167,21 +192,11 @@ void batch_norm_grad_layouts(uint32_t seed) {
                    Shape{big_rows, 256}}) {
     const bool big = sh.rows == big_rows;
     for (bool training : {true, false}) {
-      BatchNormParams p;
-      p.rows = sh.rows;
-      p.channels = sh.channels;
-      p.epsilon = 0.001f;
-      p.is_training = training;
-      const int64_t n = p.rows * p.channels, C = p.channels;
-      auto x = random_vec<T>(rng, n, -2, 3);
-      auto dy = random_vec<T>(rng, n);
-      auto scale = random_vec<T>(rng, C, 0.5, 2);
-      auto mean = random_vec<T>(rng, C, 0, 1);
-      auto var = random_vec<T>(rng, C, 0.5, 2);
-      std::vector<T> rdx(n), rds(C), rdo(C);
-      REQUIRE(gradrt::reference_backend()->fused_batch_norm_grad(Exec{1}, p, dy.data(), x.data(), scale.data(),
-                                                                 mean.data(), var.data(), rdx.data(), rds.data(),
-                                                                 rdo.data()).ok());
+      BatchNormGradCase<T> c(rng, sh.rows, sh.channels, training);
+      const BatchNormParams& p = c.p;
+      const int64_t n = c.n, C = c.C;
+      auto &x = c.x, &dy = c.dy, &scale = c.scale, &mean = c.mean, &var = c.var;
+      auto &rdx = c.rdx, &rds = c.rds, &rdo = c.rdo;
       // Copies of dy and x at element offsets o (dy) and o2 (x) from a 64-byte boundary.
       std::vector<T> bdy(n + 2 * kLine), bx(n + 2 * kLine), bdx(n + 2 * kLine);
       auto at = [&](std::vector<T>& b, int64_t o) {
@@ -300,21 +315,11 @@ void batch_norm_grad_dx_modes(uint32_t seed) {
     int64_t rows, channels;
   };
   for (Shape sh : {Shape{2048, 128}, Shape{1500, 80}, Shape{3000, 48}}) {
-    BatchNormParams p;
-    p.rows = sh.rows;
-    p.channels = sh.channels;
-    p.epsilon = 0.001f;
-    p.is_training = true;
-    const int64_t n = p.rows * p.channels, C = p.channels;
-    auto x = random_vec<T>(rng, n, -2, 3);
-    auto dy = random_vec<T>(rng, n);
-    auto scale = random_vec<T>(rng, C, 0.5, 2);
-    auto mean = random_vec<T>(rng, C, 0, 1);
-    auto var = random_vec<T>(rng, C, 0.5, 2);
-    std::vector<T> rdx(n), rds(C), rdo(C);
-    REQUIRE(gradrt::reference_backend()->fused_batch_norm_grad(Exec{1}, p, dy.data(), x.data(), scale.data(),
-                                                               mean.data(), var.data(), rdx.data(), rds.data(),
-                                                               rdo.data()).ok());
+    BatchNormGradCase<T> c(rng, sh.rows, sh.channels, true);
+    const BatchNormParams& p = c.p;
+    const int64_t n = c.n, C = c.C;
+    auto &x = c.x, &dy = c.dy, &scale = c.scale, &mean = c.mean, &var = c.var;
+    auto &rdx = c.rdx, &rds = c.rds, &rdo = c.rdo;
     for (simd::Isa isa : simd::supported_isas()) {
       REQUIRE(simd::set_cpu_isa(isa));
       CAPTURE(simd::isa_name(isa));

@@ -79,25 +79,28 @@ void depthwise_case(Backend* be, Dw which, const ConvParams& p, std::mt19937& rn
              dy = random_half(size_t(p.y_elements()), rng);
   const auto xf = widen(x), wf = widen(w), dyf = widen(dy);
   Exec e;
-  if (which == Dw::input) {
-    std::vector<uint16_t> got(xf.size(), 0xffff), again(xf.size());
-    std::vector<float> f32(xf.size()), ref(xf.size());
-    REQUIRE(be->depthwise_conv2d_native_backprop_input_f16(e, p, w.data(), dy.data(), got.data()).ok());
-    REQUIRE(be->depthwise_conv2d_native_backprop_input_f16(e, p, w.data(), dy.data(), again.data()).ok());
-    REQUIRE(be->depthwise_conv2d_native_backprop_input(e, p, wf.data(), dyf.data(), f32.data()).ok());
-    REQUIRE(reference_backend()->depthwise_conv2d_native_backprop_input(e, p, wf.data(), dyf.data(), ref.data()).ok());
-    CHECK(got == again);
-    check_half(got, f32, ref, p.filter_h * p.filter_w * p.depth_multiplier, what);
-  } else {
-    std::vector<uint16_t> got(wf.size(), 0xffff), again(wf.size());
-    std::vector<float> f32(wf.size()), ref(wf.size());
-    REQUIRE(be->depthwise_conv2d_native_backprop_filter_f16(e, p, x.data(), dy.data(), got.data()).ok());
-    REQUIRE(be->depthwise_conv2d_native_backprop_filter_f16(e, p, x.data(), dy.data(), again.data()).ok());
-    REQUIRE(be->depthwise_conv2d_native_backprop_filter(e, p, xf.data(), dyf.data(), f32.data()).ok());
-    REQUIRE(reference_backend()->depthwise_conv2d_native_backprop_filter(e, p, xf.data(), dyf.data(), ref.data()).ok());
-    CHECK(got == again);
-    check_half(got, f32, ref, p.batch * p.out_h * p.out_w, what);
-  }
+  const bool input = which == Dw::input;
+  // The input gradient takes (w, dy) and writes x's shape; the filter gradient (x, dy), w's shape.
+  const uint16_t* a16 = input ? w.data() : x.data();
+  const float* af = input ? wf.data() : xf.data();
+  const size_t out_n = input ? xf.size() : wf.size();
+  auto f16 = [&](uint16_t* out) {
+    return input ? be->depthwise_conv2d_native_backprop_input_f16(e, p, a16, dy.data(), out)
+                 : be->depthwise_conv2d_native_backprop_filter_f16(e, p, a16, dy.data(), out);
+  };
+  auto f32 = [&](Backend* b, float* out) {
+    return input ? b->depthwise_conv2d_native_backprop_input(e, p, af, dyf.data(), out)
+                 : b->depthwise_conv2d_native_backprop_filter(e, p, af, dyf.data(), out);
+  };
+  std::vector<uint16_t> got(out_n, 0xffff), again(out_n);
+  std::vector<float> wide(out_n), ref(out_n);
+  REQUIRE(f16(got.data()).ok());
+  REQUIRE(f16(again.data()).ok());
+  REQUIRE(f32(be, wide.data()).ok());
+  REQUIRE(f32(reference_backend(), ref.data()).ok());
+  CHECK(got == again);
+  check_half(got, wide, ref, input ? p.filter_h * p.filter_w * p.depth_multiplier : p.batch * p.out_h * p.out_w,
+             what);
 }
 
 void batch_norm_case(Backend* be, int64_t rows, int64_t channels, bool training, std::mt19937& rng) {

@@ -263,6 +263,17 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
           else Gemm<T, Arch, kMC, NRV>::rows(nt, kc, a, MR, b, cj, mr, nr);
         }
       };
+      // Merged K runs: filter rows u < nt, each pixel's taps read from its own offset pix_off[i]
+      // in `base` (rows of row_elems values), B from the packed filter at the row's last kx.
+      auto merged_runs = [&](const T* base, int64_t row_elems, int64_t nt) {
+        for (int64_t u = 0; u < nt; ++u) {
+          const int64_t toff = du[u] * row_elems + dv[nkx - 1] * out_c;
+          const T** at = a + u * MR;
+          for (int64_t i = 0; i < MR; ++i) at[i] = base + (pix_off[i] + toff);
+          b[u] = bpack + (kys[u] * fw + kpos[kxs[nkx - 1]]) * ocg * NR;
+        }
+        run_panels(0, nt, nkx * ocg);
+      };
       if (pad.on) {  // every tap inside dyp: merged K runs from each pixel's own offset there
         if (*held != n) copy_image(dyp, n), *held = n;
         const int64_t nt = nky > 0 && nkx > 0 ? nky : 0, prow = pad.w * out_c;
@@ -271,13 +282,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
           pix_off[i] = ((aa + pad.top) * pad.w + bb + pad.left) * out_c;
           if (i + 1 < mr && ++bb == cw) bb = 0, ++aa;  // rows >= mr repeat the last pixel
         }
-        for (int64_t u = 0; u < nt; ++u) {
-          const int64_t toff = du[u] * prow + dv[nkx - 1] * out_c;
-          const T** at = a + u * MR;
-          for (int64_t i = 0; i < MR; ++i) at[i] = dyp + (pix_off[i] + toff);
-          b[u] = bpack + (kys[u] * fw + kpos[kxs[nkx - 1]]) * ocg * NR;
-        }
-        run_panels(0, nt, nkx * ocg);
+        merged_runs(dyp, prow, nt);
         continue;
       }
       // Interior tile: MR pixels in one class row, every tap inside dy for all of them
@@ -347,13 +352,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
         }
       }
       if (all_in) {
-        for (int64_t u = 0; u < nky; ++u) {
-          const int64_t toff = du[u] * row_c + dv[nkx - 1] * out_c;
-          const T** at = a + u * MR;
-          for (int64_t i = 0; i < MR; ++i) at[i] = dy + (pix_off[i] + toff);
-          b[u] = bpack + (kys[u] * fw + kpos[kxs[nkx - 1]]) * ocg * NR;
-        }
-        run_panels(0, nky, nkx * ocg);
+        merged_runs(dy, row_c, nky);
         continue;
       }
       for (int64_t g = 0; g < groups; ++g) {
