@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "attrs.h"
@@ -191,6 +192,13 @@ class OpContext {
   mutable Status refused_;  // the first refused data access at prepare
   PlanWorkspace own_ws_;
   PlanWorkspace* ws_ = &own_ws_;
+  // An Unimplemented status from a backend, prefixed with the op and the backend it ran on
+  // (unless the message names the op already); other statuses as they are.
+  Status named_unimplemented(Status s) const {
+    if (s.code() == Code::Unimplemented && s.message().find(op_) == std::string::npos)
+      s = Status(s.code(), op_ + " on backend " + ran_on_ + ": " + s.message());
+    return s;
+  }
   size_t kernel_ws_bytes_ = 0;  // what reserve_workspace's backend asked for the kernel about to run
   const OpInfo& info_;
   Mode mode_;
@@ -288,9 +296,7 @@ Status OpContext::run_kernel(Kernel kernel, int64_t work, const void* params, F 
     GRADRT_RETURN_IF_ERROR(reserve_workspace(cpu_backend(), kernel, work, params));
     s = call(cpu_backend());
   }
-  if (s.code() == Code::Unimplemented && s.message().find(op_) == std::string::npos)
-    s = Status(s.code(), op_ + " on backend " + ran_on_ + ": " + s.message());
-  return s;
+  return named_unimplemented(std::move(s));
 }
 
 template <class F>
@@ -306,9 +312,7 @@ Status OpContext::run_f16(Kernel kernel, int64_t work, const void* params, bool 
   if (s.code() == Code::Unimplemented && options_.backend == "auto") return Status::OK();
   *ran = true;
   ran_on_ = backend->name();
-  if (s.code() == Code::Unimplemented && s.message().find(op_) == std::string::npos)
-    s = Status(s.code(), op_ + " on backend " + ran_on_ + ": " + s.message());
-  return s;
+  return named_unimplemented(std::move(s));
 }
 
 }  // namespace gradrt

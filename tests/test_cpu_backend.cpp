@@ -31,6 +31,7 @@ namespace simd = gradrt::simd;
 int64_t rnd(std::mt19937& rng, int64_t lo, int64_t hi) { return test::uniform(rng, lo, hi); }  // inclusive
 
 using test::IsaGuard;
+using test::TuningGuard;
 
 // cpu vs reference within 8 eps per summed term (the cpu accumulates in T, the reference in double).
 template <class T>
@@ -304,13 +305,7 @@ template <class T>
 void batch_norm_grad_dx_modes(uint32_t seed) {
   IsaGuard guard;
   std::mt19937 rng(seed);
-  struct Restore {
-    std::vector<std::pair<simd::Isa, simd::ConvTuning>> saved;
-    ~Restore() {
-      for (const auto& [isa, t] : saved) simd::set_cpu_tuning(isa, t);
-    }
-  } restore;
-  for (simd::Isa isa : simd::supported_isas()) restore.saved.emplace_back(isa, simd::cpu_tuning(isa));
+  TuningGuard restore;
   struct Shape {
     int64_t rows, channels;
   };
@@ -422,13 +417,7 @@ TEST_CASE("cpu: depthwise input gradient stride-2 rows vs reference") {
 TEST_CASE("cpu: depthwise filter gradient 3x3 chunks past the prefetch size vs reference") {
   IsaGuard guard;
   std::mt19937 rng(53);
-  struct Restore {
-    std::vector<std::pair<simd::Isa, simd::ConvTuning>> saved;
-    ~Restore() {
-      for (const auto& [isa, t] : saved) simd::set_cpu_tuning(isa, t);
-    }
-  } restore;
-  for (simd::Isa isa : simd::supported_isas()) restore.saved.emplace_back(isa, simd::cpu_tuning(isa));
+  TuningGuard restore;
   for (bool prefetch : {true, false}) {
     for (int64_t s : {1, 2}) {
       CAPTURE(prefetch);

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend.h"
 #include "simd/cpu_isa.h"
+#include "simd/tuning.h"
 
 // Hooks defined in vulkan/ (vulkan_backend.cpp, testing.cpp). Weak: when gradrt is built
 // without Vulkan they are null and the tests that need them are skipped.
@@ -43,6 +45,18 @@ void select(const Variant& v);
 struct IsaGuard {
   gradrt::simd::Isa saved = gradrt::simd::cpu_isa();
   ~IsaGuard() { gradrt::simd::set_cpu_isa(saved); }
+};
+
+// Saves every supported unit's tuning (tiles and thresholds) and restores it on exit; `saved`
+// lists (isa, tuning) for tests that set variants of it.
+struct TuningGuard {
+  std::vector<std::pair<gradrt::simd::Isa, gradrt::simd::ConvTuning>> saved;
+  TuningGuard() {
+    for (gradrt::simd::Isa isa : gradrt::simd::supported_isas()) saved.emplace_back(isa, gradrt::simd::cpu_tuning(isa));
+  }
+  ~TuningGuard() {
+    for (const auto& [isa, t] : saved) gradrt::simd::set_cpu_tuning(isa, t);
+  }
 };
 
 // The validated vulkan backend, or nullptr after a message saying why the case is skipped.
