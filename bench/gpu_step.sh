@@ -18,9 +18,11 @@
 # (4) bench/cudnn_step.py (torch + cuDNN, float32 with TF32 off and on), then THE A/B table
 # (bench/shader_ab.py: per op and configuration GPU ms, % of BANDWIDTH_GBPS, v4/x, cuDNN fp32 ms
 # and cuDNN/best; per step GPU ms, wall ms, wall/GPU), (2') gradrt_step on cpu, (3) vulkan_bench
-# per op with v4 and v5 (the default; v5 adds the float16-storage rows "... f16" of the depthwise
-# and batch-norm gradients next to their float32 rows: GPU ms and MB moved), (3f) vulkan_bench
-# --only f16 again (just the float32 and float16 rows of the same shapes, one run), (5) the final table with the cpu rows.
+# per op with v4 and v5 (the default; v5 adds the float16-storage rows "... f16" of the conv,
+# depthwise and batch-norm gradients next to their float32 rows: GPU ms and MB moved), (3f)
+# vulkan_bench --only f16 again (just the float32 and float16 rows of the same shapes, one run:
+# the four conv shapes' input and filter gradients, the depthwise and batch-norm gradients),
+# (5) the final table with the cpu rows.
 # Files (few: the device tool returns at most 8): $OUT/log.txt (everything printed, every
 # table), gpu_step.json, step.jsonl (step 2), ab_steps.jsonl (every A/B run; its "shaders" and
 # "wait" fields name the configuration); scratch goes to $OUT/../gpu_step_work.
@@ -116,9 +118,9 @@ if [ "${SKIP_VBENCH:-0}" = 1 ]; then echo skipped; else
   done
 fi
 
-say "(3f) float16 storage vs float32: vulkan_bench --only f16 (v5)"
+say "(3f) float16 storage vs float32: vulkan_bench --only f16 (v5; conv, depthwise, batch-norm gradients)"
 if [ "${SKIP_VBENCH:-0}" = 1 ]; then echo skipped; else
-  left "vulkan_bench f16" && timeout 40 "$VBENCH" --only f16 --repeat 20 2>&1
+  left "vulkan_bench f16" && timeout 60 "$VBENCH" --only f16 --repeat 20 2>&1
 fi
 
 say "(5) the table with the cpu rows (cuDNN timings from above, not measured again)"

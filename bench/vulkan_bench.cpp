@@ -1,11 +1,11 @@
 // vulkan_bench: GPU time (timestamp queries around the dispatches of one submission) and wall
 // time (upload + dispatch + read-back) of the vulkan kernels on a few ResNet/MobileNet-like
 // shapes, next to the cpu backend's wall time. Uses a context of its own (vulkan/context.h),
-// so it honours GRADRT_VULKAN_DEVICE like the backend does. The bandwidth-bound ops also run
-// with float16 storage (rows "... f16": vulkan/ops/common.h f16_storage; the same shapes, the
-// _f16 shaders, half the bytes) where the device has 16-bit storage; "MB h<->d" is what one
-// call moves between host and device (the Context's counters).
-//   vulkan_bench [--repeat N] [--only f16]   (--only f16: just the depthwise/batch-norm pairs)
+// so it honours GRADRT_VULKAN_DEVICE like the backend does. The conv, depthwise and batch-norm
+// gradients also run with float16 storage (rows "... f16": vulkan/ops/common.h f16_storage; the
+// same shapes, the _f16 shaders, half the bytes) where the device has 16-bit storage; "MB h<->d"
+// is what one call moves between host and device (the Context's counters).
+//   vulkan_bench [--repeat N] [--only f16]   (--only f16: just the float32/float16 pairs)
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -93,11 +93,12 @@ int main(int argc, char** argv) {
   };
   const bool f16 = gradrt::vk::f16_storage(*ctx);
   if (!f16) std::printf("no f16 rows: float16 storage is off here (no storageBuffer16BitAccess, or v1/v4 set)\n");
+  const std::function<Status()> no_cpu = [] { return Status(gradrt::Code::Unimplemented, "cpu: no f16 kernel"); };
 
   std::vector<Row> rows;
   for (auto [n, hw, ci, co, f, st] : std::vector<std::array<int64_t, 6>>{
            {8, 56, 64, 64, 3, 1}, {8, 28, 128, 128, 3, 1}, {8, 14, 256, 256, 3, 1}, {8, 56, 64, 128, 3, 2}}) {
-    if (only_f16) break;
+    if (only_f16 && !f16) break;
     const ConvParams p = same_conv(n, hw, ci, co, f, st, false);
     const double flops = 2.0 * p.y_elements() * p.filter_h * p.filter_w * p.filter_in_c;
     char shape[96];
@@ -111,6 +112,14 @@ int main(int argc, char** argv) {
     rows.push_back({"Conv2DBackpropFilter", shape, flops,
                     [=, &ctx] { return gradrt::vk::conv2d_backprop_filter<float>(*ctx, p, x, dy, dw); },
                     [=] { return cpu->conv2d_backprop_filter(exec, p, x, dy, dw); }});
+    if (f16) {
+      const uint16_t *x16 = half(x, p.x_elements()), *w16 = half(w, p.w_elements()), *dy16 = half(dy, p.y_elements());
+      uint16_t *dx16 = half(dx, p.x_elements()), *dw16 = half(dw, p.w_elements());
+      rows.push_back({"Conv2DBackpropInput f16", shape, flops,
+                      [=, &ctx] { return gradrt::vk::conv2d_backprop_input(*ctx, p, w16, dy16, dx16); }, no_cpu});
+      rows.push_back({"Conv2DBackpropFilter f16", shape, flops,
+                      [=, &ctx] { return gradrt::vk::conv2d_backprop_filter(*ctx, p, x16, dy16, dw16); }, no_cpu});
+    }
   }
   {
     const ConvParams p = same_conv(8, 112, 32, 32, 3, 1, true);
@@ -127,11 +136,11 @@ int main(int argc, char** argv) {
       const uint16_t *x16 = half(x, p.x_elements()), *w16 = half(w, p.dw_w_elements()), *dy16 = half(dy, p.y_elements());
       uint16_t *dx16 = half(dx, p.x_elements()), *dw16 = half(dw, p.dw_w_elements());
       rows.push_back({"DepthwiseConv2dNativeBackpropInput f16", "8x112x112x32 f3", flops,
-                      [=, &ctx] { return gradrt::vk::depthwise_conv2d_native_backprop_input_f16(*ctx, p, w16, dy16, dx16); },
-                      [] { return Status(gradrt::Code::Unimplemented, "cpu: no f16 kernel"); }});
+                      [=, &ctx] { return gradrt::vk::depthwise_conv2d_native_backprop_input(*ctx, p, w16, dy16, dx16); },
+                      no_cpu});
       rows.push_back({"DepthwiseConv2dNativeBackpropFilter f16", "8x112x112x32 f3", flops,
-                      [=, &ctx] { return gradrt::vk::depthwise_conv2d_native_backprop_filter_f16(*ctx, p, x16, dy16, dw16); },
-                      [] { return Status(gradrt::Code::Unimplemented, "cpu: no f16 kernel"); }});
+                      [=, &ctx] { return gradrt::vk::depthwise_conv2d_native_backprop_filter(*ctx, p, x16, dy16, dw16); },
+                      no_cpu});
     }
   }
   {
@@ -149,8 +158,8 @@ int main(int argc, char** argv) {
       const uint16_t *dy16 = half(dy, e), *x16 = half(x, e);
       uint16_t* dx16 = half(dx, e);
       rows.push_back({"FusedBatchNormGrad f16", "8x56x56x64", 10.0 * e,
-                      [=, &ctx] { return gradrt::vk::fused_batch_norm_grad_f16(*ctx, p, dy16, x16, sc, m, v, dx16, ds, dof); },
-                      [] { return Status(gradrt::Code::Unimplemented, "cpu: no f16 kernel"); }});
+                      [=, &ctx] { return gradrt::vk::fused_batch_norm_grad(*ctx, p, dy16, x16, sc, m, v, dx16, ds, dof); },
+                      no_cpu});
     }
   }
 

@@ -46,6 +46,9 @@ bool passes_through(std::string_view op) {
 // The kernel of an op whose float16 operands the backend may take as they are (kernels.h
 // GRADRT_F16_KERNELS), if it has one.
 std::optional<Kernel> f16_kernel(std::string_view op) {
+  // (V2's `input` / `filter` tensor gives only its shape: a float16 device tensor is fine there.)
+  if (op == "Conv2DBackpropInput" || op == "Conv2DBackpropInputV2") return Kernel::conv2d_backprop_input;
+  if (op == "Conv2DBackpropFilter" || op == "Conv2DBackpropFilterV2") return Kernel::conv2d_backprop_filter;
   if (op == "DepthwiseConv2dNativeBackpropInput") return Kernel::depthwise_conv2d_native_backprop_input;
   if (op == "DepthwiseConv2dNativeBackpropFilter") return Kernel::depthwise_conv2d_native_backprop_filter;
   // (FusedBatchNormGrad V1 takes float32/float64 x only, as TF declares.)
@@ -147,8 +150,8 @@ Status Sequence::record(std::string_view op, const std::map<std::string, const T
     if (!t || t->device() != device) return refuse("'" + name + "' is not a tensor on " + device);
     if (t->dtype() == DType::float16 && !takes_f16)
       return refuse("'" + name + "' is float16: " + device + " has no float16-storage kernel for this op here "
-                    "(DepthwiseConv2dNativeBackpropInput/Filter, FusedBatchNormGradV2/V3 on a device with "
-                    "16-bit storage)");
+                    "(Conv2DBackpropInput/Filter, DepthwiseConv2dNativeBackpropInput/Filter, "
+                    "FusedBatchNormGradV2/V3 on a device with 16-bit storage)");
     if (t->dtype() != DType::float32 && t->dtype() != DType::float64 && t->dtype() != DType::float16)
       return refuse("'" + name + "' must be float32 or float64 (float16 where the op takes it) on a device");
     return Status::OK();

@@ -74,6 +74,10 @@
 // Backend methods `<stem>_f16` (default Unimplemented) and the vulkan forwarders. Core calls
 // one only where Backend::f16_storage(kernel) says the backend runs it (op_context.h run_f16).
 #define GRADRT_F16_KERNELS(X)                                                                       \
+  X(conv2d_backprop_input, ConvParams, (const uint16_t* w, const uint16_t* dy, uint16_t* dx),       \
+    (w, dy, dx))                                                                                    \
+  X(conv2d_backprop_filter, ConvParams, (const uint16_t* x, const uint16_t* dy, uint16_t* dw),      \
+    (x, dy, dw))                                                                                    \
   X(depthwise_conv2d_native_backprop_input, ConvParams,                                             \
     (const uint16_t* w, const uint16_t* dy, uint16_t* dx), (w, dy, dx))                             \
   X(depthwise_conv2d_native_backprop_filter, ConvParams,                                            \

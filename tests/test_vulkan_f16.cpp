@@ -10,12 +10,13 @@
 //     path gave before.
 // Then through run_op (core's run_f16): the float16 op on "vulkan" gives the same bits as those
 // kernels and moves 2 bytes per float16 value to the device; and a Sequence of float16 device
-// tensors (FusedBatchNormGradV3 -> depthwise input and filter gradients): 1 submission, uploads of
+// tensors (FusedBatchNormGradV3 -> depthwise and conv input and filter gradients): 1 submission, uploads of
 // 2 bytes per value, the op-by-op bits. Where the device lacks 16-bit storage (or the v1/v4 sets
 // run: ctest vulkan_v1/vulkan_v4) the kernel checks are skipped and the op checks run the widening
 // path (same bits; 4-byte uploads), and a float16 device tensor is refused by Sequence::record.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -71,36 +72,39 @@ void check_half(const std::vector<uint16_t>& got, const std::vector<float>& f32,
   test::check_close(as_double(widen(got)), as_double(ref), tol, tol, what);
 }
 
-enum class Dw { input, filter };
+// The float16-storage form of conv gradient k (bwd_input, bwd_filter, dw_bwd_input, dw_bwd_filter):
+// a is w for the input gradients, x for the filter gradients (as Backend's kernels take them).
+Status run_f16(Backend* be, test::ConvKernel k, const ConvParams& p, const uint16_t* a, const uint16_t* dy,
+               uint16_t* out) {
+  const Exec e;
+  switch (k) {
+    case test::ConvKernel::bwd_input: return be->conv2d_backprop_input_f16(e, p, a, dy, out);
+    case test::ConvKernel::bwd_filter: return be->conv2d_backprop_filter_f16(e, p, a, dy, out);
+    case test::ConvKernel::dw_bwd_input: return be->depthwise_conv2d_native_backprop_input_f16(e, p, a, dy, out);
+    case test::ConvKernel::dw_bwd_filter: return be->depthwise_conv2d_native_backprop_filter_f16(e, p, a, dy, out);
+    default: return Status(Code::Internal, "not a gradient with a float16-storage form");
+  }
+}
 
-void depthwise_case(Backend* be, Dw which, const ConvParams& p, std::mt19937& rng) {
-  const std::string what = std::string(which == Dw::input ? "dw input " : "dw filter ") + test::describe(p);
-  const auto x = random_half(size_t(p.x_elements()), rng), w = random_half(size_t(p.dw_w_elements()), rng),
+void grad_case(Backend* be, test::ConvKernel k, const ConvParams& p, std::mt19937& rng) {
+  const bool input = k == test::ConvKernel::bwd_input || k == test::ConvKernel::dw_bwd_input;
+  const char* names[] = {"conv", "conv input", "conv filter", "dw", "dw input", "dw filter"};
+  const std::string what = std::string(names[int(k)]) + " " + test::describe(p);
+  const int64_t n_w = test::is_depthwise(k) ? p.dw_w_elements() : p.w_elements();
+  const auto x = random_half(size_t(p.x_elements()), rng), w = random_half(size_t(n_w), rng),
              dy = random_half(size_t(p.y_elements()), rng);
-  const auto xf = widen(x), wf = widen(w), dyf = widen(dy);
-  Exec e;
-  const bool input = which == Dw::input;
-  // The input gradient takes (w, dy) and writes x's shape; the filter gradient (x, dy), w's shape.
-  const uint16_t* a16 = input ? w.data() : x.data();
-  const float* af = input ? wf.data() : xf.data();
-  const size_t out_n = input ? xf.size() : wf.size();
-  auto f16 = [&](uint16_t* out) {
-    return input ? be->depthwise_conv2d_native_backprop_input_f16(e, p, a16, dy.data(), out)
-                 : be->depthwise_conv2d_native_backprop_filter_f16(e, p, a16, dy.data(), out);
-  };
-  auto f32 = [&](Backend* b, float* out) {
-    return input ? b->depthwise_conv2d_native_backprop_input(e, p, af, dyf.data(), out)
-                 : b->depthwise_conv2d_native_backprop_filter(e, p, af, dyf.data(), out);
-  };
-  std::vector<uint16_t> got(out_n, 0xffff), again(out_n);
-  std::vector<float> wide(out_n), ref(out_n);
-  REQUIRE(f16(got.data()).ok());
-  REQUIRE(f16(again.data()).ok());
-  REQUIRE(f32(be, wide.data()).ok());
-  REQUIRE(f32(reference_backend(), ref.data()).ok());
+  const size_t out_n = input ? x.size() : w.size();
+  std::vector<uint16_t> got(out_n, 0xffff), again(out_n, 0xfffe);
+  for (auto* out : {&got, &again}) {
+    const Status s = run_f16(be, k, p, input ? w.data() : x.data(), dy.data(), out->data());
+    REQUIRE_MESSAGE(s.ok(), what << ": " << s.to_string());
+  }
+  // The float32 kernel and the reference on the widened values.
+  std::vector<float> wide, ref;
+  REQUIRE(test::run_conv(be, k, p, 1, widen(x), widen(w), widen(dy), &wide).ok());
+  REQUIRE(test::run_conv(reference_backend(), k, p, 1, widen(x), widen(w), widen(dy), &ref).ok());
   CHECK(got == again);
-  check_half(got, wide, ref, input ? p.filter_h * p.filter_w * p.depth_multiplier : p.batch * p.out_h * p.out_w,
-             what);
+  check_half(got, wide, ref, int64_t(test::reduction_length(k, p)), what);
 }
 
 void batch_norm_case(Backend* be, int64_t rows, int64_t channels, bool training, std::mt19937& rng) {
@@ -137,14 +141,27 @@ void batch_norm_case(Backend* be, int64_t rows, int64_t channels, bool training,
   test::check_close(as_double(dof), as_double(rdo), tol, tol, what + " doffset");
 }
 
-}  // namespace
-
-TEST_CASE("vulkan: float16-storage depthwise gradients vs reference and the float32 kernel's rounding") {
+// The input and filter gradients (conv or depthwise) on each of `cases`, then on `randoms` random
+// geometries (dilation, uneven padding, groups or multipliers; the last two big for conv).
+void grad_sweep(bool depthwise, unsigned seed, const std::vector<ConvParams>& cases, int randoms) {
   test::ValidationCheck validation;
   Backend* be = f16_backend();
   if (!be) return;
-  std::mt19937 rng(1622);
-  const ConvParams cases[] = {
+  std::mt19937 rng(seed);
+  const auto kernels = depthwise ? std::array{test::ConvKernel::dw_bwd_input, test::ConvKernel::dw_bwd_filter}
+                                 : std::array{test::ConvKernel::bwd_input, test::ConvKernel::bwd_filter};
+  for (const ConvParams& p : cases)
+    for (auto k : kernels) grad_case(be, k, p, rng);
+  for (int i = 0; i < randoms; ++i) {
+    const ConvParams p = test::random_conv_params(rng, depthwise, !depthwise && i >= randoms - 2);
+    for (auto k : kernels) grad_case(be, k, p, rng);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("vulkan: float16-storage depthwise gradients vs reference and the float32 kernel's rounding") {
+  grad_sweep(true, 1622, {
       test::same_conv_params(2, 9, 7, 24, 24, 3, 1, 1, true),    // 6 quads: vec4 shaders
       test::same_conv_params(3, 7, 5, 36, 36, 3, 2, 1, true),    // stride 2
       test::same_conv_params(1, 13, 11, 20, 20, 3, 1, 1, true),  // K = 143 (prime factors), one image
@@ -153,13 +170,23 @@ TEST_CASE("vulkan: float16-storage depthwise gradients vs reference and the floa
       test::same_conv_params(1, 9, 11, 7, 7, 5, 1, 1, true),     // 25 taps, 7 channels
       test::same_conv_params(2, 6, 6, 3, 6, 3, 1, 1, true),      // depth multiplier 2: scalar
       test::same_conv_params(32, 7, 7, 144, 144, 3, 1, 1, true),  // batch 32, 36 quads
-  };
-  for (const ConvParams& p : cases)
-    for (Dw which : {Dw::input, Dw::filter}) depthwise_case(be, which, p, rng);
-  for (int i = 0; i < 6; ++i) {  // the random geometries (dilation, uneven padding, multipliers)
-    const ConvParams p = test::random_conv_params(rng, true);
-    for (Dw which : {Dw::input, Dw::filter}) depthwise_case(be, which, p, rng);
-  }
+  }, 6);
+}
+
+// The conv gradients' tiled implicit GEMM (shaders/common/implicit_gemm.glsl) with float16 x, w, dy
+// and dx: widened as the tiles are loaded into shared memory, rounded once at the store (dw: in
+// sum_partials, after the float partials). The shapes reach each tile choice of ops/common.cpp.
+TEST_CASE("vulkan: float16-storage conv gradients vs reference and the float32 kernel's rounding") {
+  grad_sweep(false, 1625, {
+      test::same_conv_params(2, 9, 7, 12, 20, 3, 1),     // dx: 12 channels, the narrow 128x16 tile
+      test::same_conv_params(2, 9, 7, 24, 40, 3, 1),     // dx: the 64x64 tile; dw: tiles fitted to 216 x 40
+      test::same_conv_params(2, 11, 9, 16, 24, 3, 2, 2),  // stride 2, two groups
+      test::same_conv_params(1, 13, 11, 5, 7, 5, 1),     // 25 taps, odd channels, one image
+      test::same_conv_params(8, 28, 28, 32, 32, 3, 1),   // dw: K = 6272 in several splits
+      test::same_conv_params(32, 7, 7, 144, 24, 1, 1),   // batch 32, 1x1 144 -> 24
+      test::same_conv_params(4, 64, 64, 256, 16, 1, 1),  // dx: 2^22 outputs, the 128x64 tile
+      test::same_conv_params(1, 1, 1, 3, 2, 1, 1),       // one position
+  }, 8);
 }
 
 TEST_CASE("vulkan: float16-storage FusedBatchNormGrad vs reference and the float32 kernel's rounding") {
@@ -179,11 +206,12 @@ TEST_CASE("vulkan: float16-storage FusedBatchNormGrad vs reference and the float
 namespace {
 
 // A small backward piece in float16: FusedBatchNormGradV3 (float16 dy and x, float32 scale/mean/
-// variance), then the depthwise input and filter gradients of its x_backprop.
+// variance), then the depthwise and the 3x3 conv (12 -> 12) input and filter gradients of its
+// x_backprop.
 struct HalfChain {
-  std::vector<int64_t> x_shape{2, 7, 5, 12}, w_shape{3, 3, 12, 1}, ch{12};
-  std::vector<int32_t> x_sizes{2, 7, 5, 12}, w_sizes{3, 3, 12, 1};
-  std::vector<uint16_t> dy, x, w;
+  std::vector<int64_t> x_shape{2, 7, 5, 12}, w_shape{3, 3, 12, 1}, cw_shape{3, 3, 12, 12}, ch{12};
+  std::vector<int32_t> x_sizes{2, 7, 5, 12}, w_sizes{3, 3, 12, 1}, cw_sizes{3, 3, 12, 12};
+  std::vector<uint16_t> dy, x, w, cw;
   std::vector<float> scale, mean, var;
   Attrs conv{{"strides", {1, 1, 1, 1}}, {"padding", "SAME"}};
   Attrs bn{{"epsilon", 0.001}, {"is_training", true}};
@@ -193,6 +221,7 @@ struct HalfChain {
     dy = random_half(2 * 7 * 5 * 12, rng);
     x = random_half(dy.size(), rng);
     w = random_half(9 * 12, rng);
+    cw = random_half(9 * 12 * 12, rng);
     std::uniform_real_distribution<float> d(-0.5f, 0.5f), pos(0.5f, 1.5f);
     for (int i = 0; i < 12; ++i) scale.push_back(pos(rng)), mean.push_back(d(rng)), var.push_back(pos(rng));
   }
@@ -222,7 +251,7 @@ TEST_CASE("vulkan: float16 run_op and a Sequence of float16 device tensors: 2 by
   const uint64_t n = c.dy.size(), per = f16 ? 2 : 4;  // bytes per float16 value moved to the device
   RunOptions o;
   o.backend = "vulkan";
-  Outputs bn, dxo, dwo;
+  Outputs bn;
   Status s;
   uint64_t bytes = uploaded([&] {
     return run_op("FusedBatchNormGradV3", {{"y_backprop", c.half(c.x_shape, c.dy.data())}, {"x", c.half(c.x_shape, c.x.data())},
@@ -233,27 +262,32 @@ TEST_CASE("vulkan: float16 run_op and a Sequence of float16 device tensors: 2 by
   CHECK(bytes == 2 * n * per + 3 * 12 * 4);
   REQUIRE(bn[0].second.dtype() == DType::float16);
   const TensorView g = c.half(c.x_shape, bn[0].second.data());
-  bytes = uploaded([&] {
-    return run_op("DepthwiseConv2dNativeBackpropInput", {{"input_sizes", c.sizes(c.x_sizes)},
-                  {"filter", c.half(c.w_shape, c.w.data())}, {"out_backprop", g}}, c.conv, &dxo, o);
-  }, &s);
-  REQUIRE_MESSAGE(s.ok(), s.to_string());
-  CHECK(bytes == (n + c.w.size()) * per);
-  bytes = uploaded([&] {
-    return run_op("DepthwiseConv2dNativeBackpropFilter", {{"input", c.half(c.x_shape, c.x.data())},
-                  {"filter_sizes", c.sizes(c.w_sizes)}, {"out_backprop", g}}, c.conv, &dwo, o);
-  }, &s);
-  REQUIRE_MESSAGE(s.ok(), s.to_string());
-  CHECK(bytes == 2 * n * per);
+  // The gradients of g, each op by op; a: the filter (input gradients) or x (filter gradients).
+  Outputs dxo, dwo, cdxo, cdwo;
+  auto gradient = [&](const char* op, const std::vector<int64_t>& w_shape, const std::vector<int32_t>& w_sizes,
+                      const std::vector<uint16_t>& w, Outputs* out) {
+    const bool input = std::string(op).find("BackpropInput") != std::string::npos;
+    Inputs in{{"out_backprop", g}};
+    if (input) in["input_sizes"] = c.sizes(c.x_sizes), in["filter"] = c.half(w_shape, w.data());
+    else in["filter_sizes"] = c.sizes(w_sizes), in["input"] = c.half(c.x_shape, c.x.data());
+    const uint64_t moved = uploaded([&] { return run_op(op, in, c.conv, out, o); }, &s);
+    REQUIRE_MESSAGE(s.ok(), op << ": " << s.to_string());
+    CHECK_MESSAGE(moved == (n + (input ? w.size() : n)) * per, op);
+  };
+  gradient("DepthwiseConv2dNativeBackpropInput", c.w_shape, c.w_sizes, c.w, &dxo);
+  gradient("DepthwiseConv2dNativeBackpropFilter", c.w_shape, c.w_sizes, c.w, &dwo);
+  gradient("Conv2DBackpropInput", c.cw_shape, c.cw_sizes, c.cw, &cdxo);
+  gradient("Conv2DBackpropFilter", c.cw_shape, c.cw_sizes, c.cw, &cdwo);
 
   // The same on device tensors, one Sequence.
-  Tensor tdy, tx, tw, tscale, tmean, tvar, tg, tds, tdo, tdx, tdw;
+  Tensor tdy, tx, tw, tcw, tscale, tmean, tvar, tg, tds, tdo, tdx, tdw, tcdx, tcdw;
   for (auto [t, dtype, shape] : {std::tuple{&tdy, DType::float16, c.x_shape}, {&tx, DType::float16, c.x_shape},
                                  {&tw, DType::float16, c.w_shape}, {&tscale, DType::float32, c.ch},
                                  {&tmean, DType::float32, c.ch}, {&tvar, DType::float32, c.ch},
                                  {&tg, DType::float16, c.x_shape}, {&tds, DType::float32, c.ch},
                                  {&tdo, DType::float32, c.ch}, {&tdx, DType::float16, c.x_shape},
-                                 {&tdw, DType::float16, c.w_shape}})
+                                 {&tdw, DType::float16, c.w_shape}, {&tcw, DType::float16, c.cw_shape},
+                                 {&tcdx, DType::float16, c.x_shape}, {&tcdw, DType::float16, c.cw_shape}})
     REQUIRE(Tensor::allocate_on("vulkan", dtype, shape, t).ok());
   CHECK(tdy.num_bytes() == 2 * n);
   bytes = uploaded([&] { return tdy.upload(c.dy.data()); }, &s);
@@ -261,6 +295,7 @@ TEST_CASE("vulkan: float16 run_op and a Sequence of float16 device tensors: 2 by
   CHECK(bytes == 2 * n);  // a float16 device tensor moves 2 bytes per value
   REQUIRE(tx.upload(c.x.data()).ok());
   REQUIRE(tw.upload(c.w.data()).ok());
+  REQUIRE(tcw.upload(c.cw.data()).ok());
   REQUIRE(tscale.upload(c.scale.data()).ok());
   REQUIRE(tmean.upload(c.mean.data()).ok());
   REQUIRE(tvar.upload(c.var.data()).ok());
@@ -277,6 +312,10 @@ TEST_CASE("vulkan: float16 run_op and a Sequence of float16 device tensors: 2 by
                      {{"input_sizes", c.sizes(c.x_sizes)}}, c.conv, {{"output", &tdx}}).ok());
   REQUIRE(seq.record("DepthwiseConv2dNativeBackpropFilter", {{"input", &tx}, {"out_backprop", &tg}},
                      {{"filter_sizes", c.sizes(c.w_sizes)}}, c.conv, {{"output", &tdw}}).ok());
+  REQUIRE(seq.record("Conv2DBackpropInput", {{"filter", &tcw}, {"out_backprop", &tg}},
+                     {{"input_sizes", c.sizes(c.x_sizes)}}, c.conv, {{"output", &tcdx}}).ok());
+  REQUIRE(seq.record("Conv2DBackpropFilter", {{"input", &tx}, {"out_backprop", &tg}},
+                     {{"filter_sizes", c.sizes(c.cw_sizes)}}, c.conv, {{"output", &tcdw}}).ok());
   for (int run = 0; run < 2; ++run) {
     DeviceCounters before, after;
     REQUIRE(device_counters("vulkan", &before).ok());
@@ -287,7 +326,8 @@ TEST_CASE("vulkan: float16 run_op and a Sequence of float16 device tensors: 2 by
     CHECK(after.bytes_to_device == before.bytes_to_device);
     CHECK(after.bytes_to_host == before.bytes_to_host);
     for (auto [t, want] : {std::pair{&tg, &bn[0].second}, {&tds, &bn[1].second}, {&tdo, &bn[2].second},
-                           {&tdx, &dxo[0].second}, {&tdw, &dwo[0].second}}) {
+                           {&tdx, &dxo[0].second}, {&tdw, &dwo[0].second}, {&tcdx, &cdxo[0].second},
+                           {&tcdw, &cdwo[0].second}}) {
       std::vector<unsigned char> got(t->num_bytes(), 0xee);
       bytes = 0;
       DeviceCounters b0, b1;
@@ -301,7 +341,6 @@ TEST_CASE("vulkan: float16 run_op and a Sequence of float16 device tensors: 2 by
   }
   // float16 on an op without a float16-storage kernel is refused (core would convert through the keys).
   Sequence other("vulkan");
-  s = other.record("Conv2DBackpropFilter", {{"input", &tx}, {"out_backprop", &tg}}, {{"filter_sizes", c.sizes({3, 3, 12, 12})}},
-                   c.conv, {{"output", &tdw}});
+  s = other.record("Conv2D", {{"input", &tg}, {"filter", &tcw}}, {}, c.conv, {{"output", &tcdx}});
   CHECK_MESSAGE(s.code() == Code::InvalidArgument, s.to_string());
 }

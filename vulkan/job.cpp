@@ -74,26 +74,31 @@ static Status host_in_sequence() {
                 "vulkan: a host tensor inside a Sequence; upload it to the device first (sequences copy nothing)");
 }
 
-Status Job::input(const void* data, size_t bytes, int* id) {
-  if (into_) return into_->input(data, bytes, id);
+Status Job::add_tensor(const void* data, size_t bytes, int* id, bool* staged) {
   bool found = false;
+  *staged = false;
   GRADRT_RETURN_IF_ERROR(add_resident(data, bytes, false, id, &found));
   if (found) return Status::OK();
   if (keep_) return host_in_sequence();
-  Status s = add(bytes, true, id);
-  if (s.ok() && bytes) std::memcpy(slots_[*id].staging.mapped, data, bytes);
-  return s;
+  GRADRT_RETURN_IF_ERROR(add(bytes, true, id));
+  *staged = true;
+  return Status::OK();
+}
+
+Status Job::input(const void* data, size_t bytes, int* id) {
+  if (into_) return into_->input(data, bytes, id);
+  bool staged = false;
+  GRADRT_RETURN_IF_ERROR(add_tensor(data, bytes, id, &staged));
+  if (staged && bytes) std::memcpy(slots_[*id].staging.mapped, data, bytes);
+  return Status::OK();
 }
 
 Status Job::output(void* data, size_t bytes, int* id) {
   if (into_) return into_->output(data, bytes, id);
-  bool found = false;
-  GRADRT_RETURN_IF_ERROR(add_resident(data, bytes, false, id, &found));
-  if (found) return Status::OK();
-  if (keep_) return host_in_sequence();
-  Status s = add(bytes, true, id);
-  if (s.ok()) slots_[*id].host_out = data;
-  return s;
+  bool staged = false;
+  GRADRT_RETURN_IF_ERROR(add_tensor(data, bytes, id, &staged));
+  if (staged) slots_[*id].host_out = data;
+  return Status::OK();
 }
 
 Status Job::scratch(size_t bytes, int* id) { return into_ ? into_->scratch(bytes, id) : add(bytes, false, id); }

@@ -84,6 +84,9 @@ class Job : NoCopy {
   Status add(size_t bytes, bool staging, int* id);
   // `ptr` is a resident key: a slot bound to its buffer (no staging unless `staging`).
   Status add_resident(const void* ptr, size_t bytes, bool staging, int* id, bool* found);
+  // input()'s and output()'s slot: the resident tensor `data` is, or (outside a kept sequence)
+  // a new device buffer with staging for host memory (*staged: the caller copies through it).
+  Status add_tensor(const void* data, size_t bytes, int* id, bool* staged);
   Status bind(const Submission& sub, std::vector<VkDescriptorSet>* sets);
   Status record(const Submission& sub);
   void read_timestamps(const Submission& sub);

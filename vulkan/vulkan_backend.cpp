@@ -67,7 +67,8 @@ class VulkanBackend final : public Backend {
 #undef GRADRT_VK_FORWARD
 
   // float16 storage (kernels.h GRADRT_F16_KERNELS): the _f16 shader variants, where
-  // vk::f16_storage says the device and shader set take them.
+  // vk::f16_storage says the device and shader set take them. vk::STEM on uint16_t pointers: the
+  // op's template at T = uint16_t (batch norm: its overload with float operands, ops.h).
   bool f16_storage(Kernel kernel) override {
     if (!init().ok() || !vk::f16_storage(*ctx_)) return false;
 #define GRADRT_VK_F16_LISTED(STEM, P, ARGS, NAMES) kernel == Kernel::STEM ||
@@ -76,7 +77,7 @@ class VulkanBackend final : public Backend {
   }
 #define GRADRT_VK_FORWARD_F16(STEM, P, ARGS, NAMES)                                       \
   Status STEM##_f16(const Exec&, const P& p, GRADRT_UNPACK ARGS) override {                \
-    return forward([&] { return vk::STEM##_f16(*ctx_, p, GRADRT_UNPACK NAMES); });         \
+    return forward([&] { return vk::STEM(*ctx_, p, GRADRT_UNPACK NAMES); });               \
   }
   GRADRT_F16_KERNELS(GRADRT_VK_FORWARD_F16)
 #undef GRADRT_VK_FORWARD_F16

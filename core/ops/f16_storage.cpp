@@ -10,7 +10,11 @@ Status run_conv_f16(OpContext& ctx, Kernel which, const ConvOperands& c, bool* r
     const uint16_t* a = ctx.input_data<uint16_t>(c.a.t);
     const uint16_t* b = ctx.input_data<uint16_t>(c.b.t);
     uint16_t* out = ctx.output_data<uint16_t>(c.out.t);
-    switch (which) {
+    switch (which) {  // (a, b) as call_conv_kernel passes them: (w, dy) for dx, (x, dy) for dw
+      case Kernel::conv2d_backprop_input:
+        return be->conv2d_backprop_input_f16(ctx.exec(), c.p, a, b, out);
+      case Kernel::conv2d_backprop_filter:
+        return be->conv2d_backprop_filter_f16(ctx.exec(), c.p, a, b, out);
       case Kernel::depthwise_conv2d_native_backprop_input:
         return be->depthwise_conv2d_native_backprop_input_f16(ctx.exec(), c.p, a, b, out);
       case Kernel::depthwise_conv2d_native_backprop_filter:

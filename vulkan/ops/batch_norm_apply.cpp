@@ -21,12 +21,9 @@ Status batch_norm_apply(Context& ctx, const BatchNormParams& p, const T* x, cons
   push.rows = static_cast<int32_t>(p.rows);
   push.channels = static_cast<int32_t>(p.channels);
   push.epsilon = p.epsilon;
-  const uint32_t threads = elementwise_threads(ctx);
-  const bool v4 = vec4_shaders(p.channels);
-  const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(v4 ? GRADRT_VK_SHADER(T, batch_norm_apply_v4, 6, BatchNormPush)
-                                       : GRADRT_VK_SHADER(T, batch_norm_apply, 6, BatchNormPush),
-                                    {threads}, &k));
+  ChannelKernel k;
+  GRADRT_RETURN_IF_ERROR(channel_kernel(ctx, p.channels, GRADRT_VK_SHADER(T, batch_norm_apply, 6, BatchNormPush),
+                                        GRADRT_VK_SHADER(T, batch_norm_apply_v4, 6, BatchNormPush), &k));
   Job job(ctx);
   const size_t cb = sizeof(T) * p.channels;
   int bx, bscale, boffset, bmean, bvar, by;
@@ -36,8 +33,8 @@ Status batch_norm_apply(Context& ctx, const BatchNormParams& p, const T* x, cons
   GRADRT_RETURN_IF_ERROR(job.input(mean, cb, &bmean));
   GRADRT_RETURN_IF_ERROR(job.input(variance, cb, &bvar));
   GRADRT_RETURN_IF_ERROR(job.output(y, sizeof(T) * n, &by));
-  GRADRT_RETURN_IF_ERROR(job.dispatch(*k, {bx, bscale, boffset, bmean, bvar, by}, push,
-                                      group_count(ctx, v4 ? n / 4 : n, threads, 0)));
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k.k, {bx, bscale, boffset, bmean, bvar, by}, push,
+                                      group_count(ctx, k.v4 ? n / 4 : n, k.threads, 0)));
   return job.run();
 }
 

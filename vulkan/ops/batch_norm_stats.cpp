@@ -43,27 +43,24 @@ Status batch_norm_stats(Context& ctx, const BatchNormParams& p, const T* x, T* m
   GRADRT_RETURN_IF_ERROR(check_int32("batch_norm_stats", {p.rows * p.channels}));
   const Split split = batch_norm_split(ctx, p);
   BatchNormPush push = batch_norm_push(p, split);
-  const uint32_t threads = elementwise_threads(ctx);
-  const bool v4 = vec4_shaders(p.channels);
-  const Kernel* k = nullptr;
-  GRADRT_RETURN_IF_ERROR(ctx.kernel(v4 ? GRADRT_VK_SHADER(T, batch_norm_stats_v4, 3, BatchNormPush)
-                                       : GRADRT_VK_SHADER(T, batch_norm_stats, 3, BatchNormPush),
-                                    {threads}, &k));
+  ChannelKernel k;
+  GRADRT_RETURN_IF_ERROR(channel_kernel(ctx, p.channels, GRADRT_VK_SHADER(T, batch_norm_stats, 3, BatchNormPush),
+                                        GRADRT_VK_SHADER(T, batch_norm_stats_v4, 3, BatchNormPush), &k));
   Job job(ctx);
   int bx, bmean, bvar, bpartial;
   GRADRT_RETURN_IF_ERROR(job.input(x, sizeof(T) * p.rows * p.channels, &bx));
   GRADRT_RETURN_IF_ERROR(job.output(mean, sizeof(T) * p.channels, &bmean));
   GRADRT_RETURN_IF_ERROR(job.output(variance, sizeof(T) * p.channels, &bvar));
   GRADRT_RETURN_IF_ERROR(job.scratch(sizeof(T) * p.channels * split.splits, &bpartial));
-  const uint32_t gx = group_count(ctx, v4 ? p.channels / 4 : p.channels, threads, 0);
+  const uint32_t gx = group_count(ctx, k.v4 ? p.channels / 4 : p.channels, k.threads, 0);
   const uint32_t gy = group_count(ctx, split.splits, 1, 1);
   // float: sum * float(1/R) as TF does; double: sum / R as the float64 reference does.
   const int64_t divisor = std::is_same_v<T, double> ? p.rows : 0;
   push.mode = 0;
-  GRADRT_RETURN_IF_ERROR(job.dispatch(*k, {bx, bmean, bpartial}, push, gx, gy));
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k.k, {bx, bmean, bpartial}, push, gx, gy));
   GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bmean, p.channels, split.splits, push.inv_rows, divisor));
   push.mode = 1;
-  GRADRT_RETURN_IF_ERROR(job.dispatch(*k, {bx, bmean, bpartial}, push, gx, gy));
+  GRADRT_RETURN_IF_ERROR(job.dispatch(*k.k, {bx, bmean, bpartial}, push, gx, gy));
   GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bvar, p.channels, split.splits, push.inv_rows, divisor));
   return job.run();
 }

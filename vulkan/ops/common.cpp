@@ -108,6 +108,13 @@ bool vec4_shaders(int64_t channels, int64_t depth_multiplier) {
   return shader_set() >= 4 && channels > 0 && channels % 4 == 0 && depth_multiplier == 1;
 }
 
+Status channel_kernel(Context& ctx, int64_t channels, const ShaderCode& scalar, const ShaderCode& v4,
+                      ChannelKernel* out) {
+  out->v4 = vec4_shaders(channels);
+  out->threads = elementwise_threads(ctx);
+  return ctx.kernel(out->v4 ? v4 : scalar, {out->threads}, &out->k);
+}
+
 Lanes quad_lanes(const Context& ctx, int64_t quads) {
   const uint32_t threads = elementwise_threads(ctx);  // a power of two in practice; >= 128
   Lanes l{1, 1};

@@ -70,6 +70,16 @@ int shader_set();
 // below 8 quads, else 8, 16 or 32, whichever leaves the fewest columns idle (ties: the wider);
 // lanes the rest of the workgroup, so few channels get more row/position lanes.
 Lanes quad_lanes(const Context& ctx, int64_t quads);
+// The kernel of a shader with a _v4 form (four channels per invocation; the batch-norm statistics
+// and normalisation): `v4` where vec4_shaders(channels) takes the count, else `scalar`, in
+// workgroups of elementwise_threads() (specialisation {threads}).
+struct ChannelKernel {
+  const Kernel* k = nullptr;
+  bool v4 = false;
+  uint32_t threads = 0;
+};
+Status channel_kernel(Context& ctx, int64_t channels, const ShaderCode& scalar, const ShaderCode& v4,
+                      ChannelKernel* out);
 // How many splits a reduction of length k gets when `groups_per_split` workgroups of `lanes`
 // lanes work on each: ~`target` workgroups in all, each lane summing at least 8 elements.
 int64_t lane_splits(int64_t k, int64_t groups_per_split, const Lanes& l, int64_t target = 1024);
@@ -122,6 +132,18 @@ inline Status run_conv_dispatch(Context& ctx, const char* kernel, const ShaderCo
   return run_one_dispatch(ctx, *k, push, a, b, out, gx, gy, gz);
 }
 
+// The vec4 depthwise shaders (forward: 4 output columns, input gradient: 2 dx columns of 4
+// channels per invocation): one dispatch on a grid of channel quads x positions, a position being
+// (n, row, group of `cols` columns) of a `rows` x `width` image (the output's for the forward, dx's
+// for the input gradient).
+inline Status run_quad_dispatch(Context& ctx, const char* kernel, const ShaderCode& code, const ConvParams& p, In a,
+                                In b, Out out, int64_t rows, int64_t width, int64_t cols) {
+  const Lanes l = quad_lanes(ctx, p.in_c / 4);
+  const int64_t positions = p.batch * rows * ((width + cols - 1) / cols);
+  return run_conv_dispatch(ctx, kernel, code, l.spec(), p, a, b, out, group_count(ctx, p.in_c / 4, l.cols, 0),
+                           group_count(ctx, positions, l.lanes, 1));
+}
+
 // Zeros in `bytes` of out: memset for host memory; a device tensor (resident.h) is filled on
 // the device (in a recording sequence: at the start of its command buffer, before any dispatch).
 Status zero_output(Context& ctx, void* out, size_t bytes);
@@ -132,6 +154,12 @@ template <class T>
 bool answered_on_host(Context& ctx, T* out, int64_t n, bool empty_sum, Status* s) {
   *s = n > 0 && empty_sum ? zero_output(ctx, out, sizeof(T) * n) : Status::OK();
   return n == 0 || empty_sum;
+}
+// The conv GEMM gradients' case of it: out (n_out elements) sums products of two operands of
+// n_a and n_b elements, so it is zeros when either is empty (or the params have no groups).
+template <class T>
+bool empty_conv_sum(Context& ctx, const ConvParams& p, T* out, int64_t n_out, int64_t n_a, int64_t n_b, Status* s) {
+  return answered_on_host(ctx, out, n_out, p.groups <= 0 || n_a == 0 || n_b == 0, s);
 }
 // The same for an output known to be host memory (memset); ops that may get device tensors use
 // the form above.

@@ -16,16 +16,10 @@ template <class T>
 Status depthwise_conv2d_native(Context& ctx, const ConvParams& p, const T* x, const T* w, T* y) {
   const int64_t n_y = p.y_elements();
   if (n_y == 0) return Status::OK();
-  if (vec4_shaders(p.in_c, p.depth_multiplier)) {
-    // Grid: channel quads x positions (n, oy, group of the shader's OX = 4 columns).
-    const Lanes l = quad_lanes(ctx, p.in_c / 4);
-    const int64_t positions = p.batch * p.out_h * ((p.out_w + 3) / 4);
-    return run_conv_dispatch(ctx, "depthwise_conv2d_native",
-                             GRADRT_VK_SHADER(T, depthwise_conv2d_native_v4, 3, ConvPush), l.spec(), p,
-                             {x, sizeof(T) * p.x_elements()}, {w, sizeof(T) * p.dw_w_elements()},
-                             {y, sizeof(T) * n_y}, group_count(ctx, p.in_c / 4, l.cols, 0),
-                             group_count(ctx, positions, l.lanes, 1));
-  }
+  if (vec4_shaders(p.in_c, p.depth_multiplier))  // positions (n, oy, group of the shader's OX = 4 columns)
+    return run_quad_dispatch(ctx, "depthwise_conv2d_native", GRADRT_VK_SHADER(T, depthwise_conv2d_native_v4, 3, ConvPush),
+                             p, {x, sizeof(T) * p.x_elements()}, {w, sizeof(T) * p.dw_w_elements()},
+                             {y, sizeof(T) * n_y}, p.out_h, p.out_w, 4);
   const uint32_t threads = elementwise_threads(ctx);
   return run_conv_dispatch(ctx, "depthwise_conv2d_native", GRADRT_VK_SHADER(T, depthwise_conv2d_native, 3, ConvPush),
                            {threads}, p, {x, sizeof(T) * p.x_elements()}, {w, sizeof(T) * p.dw_w_elements()},

@@ -56,10 +56,6 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
 
 template Status depthwise_conv2d_native_backprop_filter<float>(Context&, const ConvParams&, const float*, const float*, float*);
 template Status depthwise_conv2d_native_backprop_filter<double>(Context&, const ConvParams&, const double*, const double*, double*);
-
-Status depthwise_conv2d_native_backprop_filter_f16(Context& ctx, const ConvParams& p, const uint16_t* x,
-                                                   const uint16_t* dy, uint16_t* dw) {
-  return depthwise_conv2d_native_backprop_filter<uint16_t>(ctx, p, x, dy, dw);
-}
+template Status depthwise_conv2d_native_backprop_filter<uint16_t>(Context&, const ConvParams&, const uint16_t*, const uint16_t*, uint16_t*);
 
 }  // namespace gradrt::vk

@@ -22,16 +22,11 @@ Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p,
                                               T* dx) {
   const int64_t n_dx = p.x_elements();
   if (n_dx == 0) return Status::OK();
-  if (vec4_shaders(p.in_c, p.depth_multiplier)) {
-    // Grid: channel quads x positions (n, iy, group of the shader's IX = 2 columns).
-    const Lanes l = quad_lanes(ctx, p.in_c / 4);
-    const int64_t positions = p.batch * p.in_h * ((p.in_w + 1) / 2);
-    return run_conv_dispatch(ctx, "depthwise_conv2d_native_backprop_input",
-                             GRADRT_VK_SHADER3(T, depthwise_conv2d_native_backprop_input_v4, 3, ConvPush), l.spec(),
-                             p, {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
-                             {dx, sizeof(T) * n_dx}, group_count(ctx, p.in_c / 4, l.cols, 0),
-                             group_count(ctx, positions, l.lanes, 1));
-  }
+  if (vec4_shaders(p.in_c, p.depth_multiplier))  // positions (n, iy, group of the shader's IX = 2 columns)
+    return run_quad_dispatch(ctx, "depthwise_conv2d_native_backprop_input",
+                             GRADRT_VK_SHADER3(T, depthwise_conv2d_native_backprop_input_v4, 3, ConvPush), p,
+                             {w, sizeof(T) * p.dw_w_elements()}, {dy, sizeof(T) * p.y_elements()},
+                             {dx, sizeof(T) * n_dx}, p.in_h, p.in_w, 2);
   const Lanes l = lanes(ctx);
   return run_conv_dispatch(ctx, "depthwise_conv2d_native_backprop_input",
                            GRADRT_VK_SHADER3(T, depthwise_conv2d_native_backprop_input, 3, ConvPush), l.spec(), p,
@@ -42,10 +37,6 @@ Status depthwise_conv2d_native_backprop_input(Context& ctx, const ConvParams& p,
 
 template Status depthwise_conv2d_native_backprop_input<float>(Context&, const ConvParams&, const float*, const float*, float*);
 template Status depthwise_conv2d_native_backprop_input<double>(Context&, const ConvParams&, const double*, const double*, double*);
-
-Status depthwise_conv2d_native_backprop_input_f16(Context& ctx, const ConvParams& p, const uint16_t* w,
-                                                  const uint16_t* dy, uint16_t* dx) {
-  return depthwise_conv2d_native_backprop_input<uint16_t>(ctx, p, w, dy, dx);
-}
+template Status depthwise_conv2d_native_backprop_input<uint16_t>(Context&, const ConvParams&, const uint16_t*, const uint16_t*, uint16_t*);
 
 }  // namespace gradrt::vk

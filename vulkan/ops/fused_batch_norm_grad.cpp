@@ -87,9 +87,9 @@ Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const T* dy
 template Status fused_batch_norm_grad<float>(Context&, const BatchNormParams&, const float*, const float*, const float*, const float*, const float*, float*, float*, float*);
 template Status fused_batch_norm_grad<double>(Context&, const BatchNormParams&, const double*, const double*, const double*, const double*, const double*, double*, double*, double*);
 
-Status fused_batch_norm_grad_f16(Context& ctx, const BatchNormParams& p, const uint16_t* dy, const uint16_t* x,
-                                 const float* scale, const float* mean, const float* variance, uint16_t* dx,
-                                 float* dscale, float* doffset) {
+Status fused_batch_norm_grad(Context& ctx, const BatchNormParams& p, const uint16_t* dy, const uint16_t* x,
+                             const float* scale, const float* mean, const float* variance, uint16_t* dx,
+                             float* dscale, float* doffset) {
   return batch_norm_grad<uint16_t>(ctx, p, dy, x, scale, mean, variance, dx, dscale, doffset);
 }
 

@@ -8,12 +8,15 @@
 //   B[k][j] = dy[n, oy, ox, oc]
 // Each split writes its own partial dw (partial[s][ky][kx][f][oc]); sum_partials.comp adds
 // them in split order. No atomics, so the result is the same on every run.
+// GRADRT_F16 (float16 storage): x and dy are binary16, widened as they are loaded into the float
+// tiles; the partials stay float and sum_partials' _f16 variant rounds dw once (even for one split).
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"
 #include "common/conv_push.glsl"
 
-layout(std430, binding = 0) readonly buffer X { real x[]; };
-layout(std430, binding = 1) readonly buffer DY { real dy[]; };
+layout(std430, binding = 0) readonly buffer X { stored x[]; };
+layout(std430, binding = 1) readonly buffer DY { stored dy[]; };
 layout(std430, binding = 2) writeonly buffer Partial { real partial[]; };
 
 const bool A_K_FASTEST = false;   // x is contiguous in f, i.e. in m
@@ -48,10 +51,10 @@ ivec4 k_info(int z, int k) {
 real load_a(int z, ivec4 row, ivec4 kin, int m, int k) {
   const int iy = kin.y + row.x, ix = kin.z + row.y;
   if (iy < 0 || iy >= p.in_h || ix < 0 || ix >= p.in_w) return 0.0;
-  return x[kin.x + (iy * p.in_w + ix) * p.in_c + row.z];
+  return LOAD(x[kin.x + (iy * p.in_w + ix) * p.in_c + row.z]);
 }
 
-real load_b(int z, ivec4 kin, int k, int j) { return dy[k * p.out_c + (z % p.groups) * ocg() + j]; }
+real load_b(int z, ivec4 kin, int k, int j) { return LOAD(dy[k * p.out_c + (z % p.groups) * ocg() + j]); }
 
 void store_c(int z, int m, int j, real v) {
   const int s = z / p.groups, g = z % p.groups;

@@ -10,11 +10,12 @@
 // Trap: the numerator can be negative; test < 0 before % and /, which truncate toward zero.
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
+#include "common/storage.glsl"  // GRADRT_F16: float16 storage variant (loads widened into the float tiles)
 #include "common/conv_push.glsl"
 
-layout(std430, binding = 0) readonly buffer Wt { real w[]; };
-layout(std430, binding = 1) readonly buffer DY { real dy[]; };
-layout(std430, binding = 2) writeonly buffer DX { real dx[]; };
+layout(std430, binding = 0) readonly buffer Wt { stored w[]; };
+layout(std430, binding = 1) readonly buffer DY { stored dy[]; };
+layout(std430, binding = 2) writeonly buffer DX { stored dx[]; };
 
 const bool A_K_FASTEST = true;    // dy is contiguous in oc
 const bool B_N_FASTEST = false;   // w[ky,kx,c,oc] is contiguous in oc, i.e. in k
@@ -55,11 +56,13 @@ real load_a(int g, ivec4 row, ivec4 kin, int m, int k) {
     ox = tx / p.stride_w;
   }
   if (oy >= p.out_h || ox >= p.out_w) return 0.0;
-  return dy[row.x + (oy * p.out_w + ox) * p.out_c + kin.z];
+  return LOAD(dy[row.x + (oy * p.out_w + ox) * p.out_c + kin.z]);
 }
 
-real load_b(int g, ivec4 kin, int k, int c) { return w[(kin.w * p.filter_in_c + c) * p.out_c + g * ocg() + kin.z]; }
+real load_b(int g, ivec4 kin, int k, int c) {
+  return LOAD(w[(kin.w * p.filter_in_c + c) * p.out_c + g * ocg() + kin.z]);
+}
 
-void store_c(int g, int m, int c, real v) { dx[m * p.in_c + g * p.filter_in_c + c] = v; }
+void store_c(int g, int m, int c, real v) { dx[m * p.in_c + g * p.filter_in_c + c] = STORE(v); }
 
 #include "common/implicit_gemm.glsl"
