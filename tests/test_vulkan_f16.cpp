@@ -280,14 +280,15 @@ TEST_CASE("vulkan: float16 run_op and a Sequence of float16 device tensors: 2 by
   gradient("Conv2DBackpropFilter", c.cw_shape, c.cw_sizes, c.cw, &cdwo);
 
   // The same on device tensors, one Sequence.
-  Tensor tdy, tx, tw, tcw, tscale, tmean, tvar, tg, tds, tdo, tdx, tdw, tcdx, tcdw;
+  Tensor tdy, tx, tw, tcw, tscale, tmean, tvar, tg, tds, tdo, tdx, tdw, tcdx, tcdw, tcdx2;
   for (auto [t, dtype, shape] : {std::tuple{&tdy, DType::float16, c.x_shape}, {&tx, DType::float16, c.x_shape},
                                  {&tw, DType::float16, c.w_shape}, {&tscale, DType::float32, c.ch},
                                  {&tmean, DType::float32, c.ch}, {&tvar, DType::float32, c.ch},
                                  {&tg, DType::float16, c.x_shape}, {&tds, DType::float32, c.ch},
                                  {&tdo, DType::float32, c.ch}, {&tdx, DType::float16, c.x_shape},
                                  {&tdw, DType::float16, c.w_shape}, {&tcw, DType::float16, c.cw_shape},
-                                 {&tcdx, DType::float16, c.x_shape}, {&tcdw, DType::float16, c.cw_shape}})
+                                 {&tcdx, DType::float16, c.x_shape}, {&tcdw, DType::float16, c.cw_shape},
+                                 {&tcdx2, DType::float16, c.x_shape}})
     REQUIRE(Tensor::allocate_on("vulkan", dtype, shape, t).ok());
   CHECK(tdy.num_bytes() == 2 * n);
   bytes = uploaded([&] { return tdy.upload(c.dy.data()); }, &s);
@@ -316,6 +317,10 @@ TEST_CASE("vulkan: float16 run_op and a Sequence of float16 device tensors: 2 by
                      {{"input_sizes", c.sizes(c.x_sizes)}}, c.conv, {{"output", &tcdx}}).ok());
   REQUIRE(seq.record("Conv2DBackpropFilter", {{"input", &tx}, {"out_backprop", &tg}},
                      {{"filter_sizes", c.sizes(c.cw_sizes)}}, c.conv, {{"output", &tcdw}}).ok());
+  // V2: the float16 device tensor `input` gives dx's shape only.
+  s = seq.record("Conv2DBackpropInputV2", {{"input", &tx}, {"filter", &tcw}, {"out_backprop", &tg}}, {}, c.conv,
+                 {{"output", &tcdx2}});
+  REQUIRE_MESSAGE(s.ok(), s.to_string());
   for (int run = 0; run < 2; ++run) {
     DeviceCounters before, after;
     REQUIRE(device_counters("vulkan", &before).ok());
@@ -327,7 +332,7 @@ TEST_CASE("vulkan: float16 run_op and a Sequence of float16 device tensors: 2 by
     CHECK(after.bytes_to_host == before.bytes_to_host);
     for (auto [t, want] : {std::pair{&tg, &bn[0].second}, {&tds, &bn[1].second}, {&tdo, &bn[2].second},
                            {&tdx, &dxo[0].second}, {&tdw, &dwo[0].second}, {&tcdx, &cdxo[0].second},
-                           {&tcdw, &cdwo[0].second}}) {
+                           {&tcdw, &cdwo[0].second}, {&tcdx2, &cdxo[0].second}}) {
       std::vector<unsigned char> got(t->num_bytes(), 0xee);
       bytes = 0;
       DeviceCounters b0, b1;
