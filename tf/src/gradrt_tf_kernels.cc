@@ -121,8 +121,9 @@ bool use_tf_pool() {
 // - caller (default): ParallelFor with blocks of one worker: the calling thread (TF's inter-op
 //   thread) runs worker 0 and the pool the others; the caller then waits for them.
 // - pool: every worker on a pool thread while the caller sleeps, as TF's oneDNN threadpool adapter
-//   does: at 2 intra-op threads the caller, a working pool thread and an idle pool thread no longer
-//   make three runnable threads on two CPUs. From a pool thread itself (it would block a worker
+//   does, so that at 2 intra-op threads the caller, a working pool thread and the pool's idle one
+//   cannot be three runnable threads on two CPUs (the hypothesis; NOTES "The Keras step at 2
+//   threads": not yet shown on a quiet host). From a pool thread itself (it would block a worker
 //   that another worker may wait on) it falls back to ParallelFor.
 // Workers claim the kernel's chunks from a shared counter (core/parallel.cpp), so the split
 // changes who computes a chunk, never the chunks or their summation order: same bits.
