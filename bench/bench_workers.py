@@ -36,9 +36,12 @@ class Worker:
 
     def close(self):
         if self.proc.poll() is None:
+            # "quit" has no answer: waiting for one (ask) hangs on a worker that never exits (seen:
+            # 2-thread gradrt_tf workers stuck in TensorFlow's shutdown, session 13); kill after 10 s.
             try:
-                self.ask(cmd="quit")
-            except (RuntimeError, BrokenPipeError):
+                self.proc.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
                 pass
             try:
                 self.proc.wait(10)

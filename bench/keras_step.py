@@ -13,6 +13,8 @@ Configurations (each at every --threads value, TensorFlow's intra-op setting; in
                 of TF's intra-op pool (the A/B of that choice)
   CONFIG@PATH   a gradrt configuration with another build of the kernel library (GRADRT_TF_LIBRARY=PATH),
                 e.g. gradrt@/tmp/base.so against gradrt: an A/B of two builds in one run
+  CONFIG+VAR=VALUE[+...]  a configuration with environment variables set (an A/B of env knobs, e.g.
+                gradrt+GRADRT_MIN_THREAD_WORK_NS=100000); combines with @PATH (which comes last)
 TensorFlow reads its oneDNN switch and thread counts once, so every (configuration, threads) pair is its own
 worker process; all workers build the same seeded models (tf-keras, TF_USE_LEGACY_KERAS=1, Adam, sparse
 cross-entropy) on the same batch. The coordinator interleaves: each round times every model in every
@@ -27,9 +29,11 @@ train_on_batch, which makes a new tf.data iterator per call: on this VM its wall
 wake-ups (~78, ~161, ~320 ms) whatever the kernels cost (NOTES, "Where a train_on_batch step waits").
 
 --profile: one more pass with TensorFlow's profiler (tf.profiler.experimental) around `--profile-steps`
-steps of every model in the workers of the first --threads value; per TF op type, the time its kernels
+steps of every model in the workers of every --threads value; per TF op type, the time its kernels
 took per step (each node's fastest op event of those steps, summed over the type's nodes: preemption
-only lengthens events), the largest rows of any configuration. --rounds=0 skips the timed rounds.
+only lengthens events), the largest rows of any configuration. --rounds=0 skips the timed rounds. With two
+or more --threads values, a table per model puts each gradrt node's time at the first and the last thread
+count side by side for the first and the last configuration (which kernels scale worse than TF's).
 """
 import argparse
 import glob
@@ -49,9 +53,11 @@ MODELS = {"small_cnn": (64, (32, 32, 3), 10), "mobilenet_v2": (32, (64, 64, 3), 
 
 
 def config_of(name):
-    """(environment, load gradrt) of a configuration name, CONFIG@PATH included."""
-    base, _, lib = name.partition("@")
+    """(environment, load gradrt) of a configuration name: CONFIG[+VAR=VALUE...][@PATH]."""
+    head, _, lib = name.partition("@")
+    base, *settings = head.split("+")
     env, use_gradrt = CONFIGS[base]
+    env = {**env, **dict(s.split("=", 1) for s in settings)}
     return ({**env, "GRADRT_TF_LIBRARY": lib} if lib else env), use_gradrt
 
 
@@ -256,6 +262,71 @@ def worker(config, threads, step_kind):
 
 
 # ------------------------------------------------------------------------------------------ coordinator
+def layer_of(profile, node):
+    """The Keras layer (class, shapes) a node belongs to, from the first name scope that is a layer."""
+    layers = profile["layers"]
+    return layers.get(next((p for p in node.split(":")[0].split("/") if p in layers), ""), "")
+
+
+def emit_profile(emit, per_config, configs, m, t, steps):
+    """By TF op type, then gradrt's nodes furthest behind the first configuration, at t threads."""
+    base, last = configs[0], configs[-1]
+    emit()
+    emit(f"### where a step's time goes: {m}, {t} thread(s), ms per step by TF op type "
+         f"(profiler op events: each node's fastest of {steps} steps, summed by type)")
+    per = {c: per_config[c]["ops"] for c in configs}
+    kinds = sorted({k for c in configs for k in per[c]}, key=lambda k: -max(per[c].get(k, 0) for c in configs))
+    emit("| op type | " + " | ".join(configs) + " |")
+    emit("|---|" + "---|" * len(configs))
+    for k in kinds[:14]:
+        emit(f"| {k} | " + " | ".join(f"{per[c].get(k, 0):.2f}" for c in configs) + " |")
+    emit("| all ops | " + " | ".join(f"{sum(per[c].values()):.2f}" for c in configs) + " |")
+    served = {k for c in configs for k in per_config[c]["forms"]}
+    nodes = {c: per_config[c]["nodes"] for c in configs}
+    mine = [n for n in nodes[last] if n.rsplit(":", 1)[1] in served and n in nodes[base]]
+    mine.sort(key=lambda n: nodes[base][n] - nodes[last][n])
+    if len(configs) > 1 and mine:
+        emit(f"{last}'s nodes furthest behind {base} (ms per step; layer: input -> output shape):")
+        emit("| node | layer | " + " | ".join(configs) + f" | {base}/{last} |")
+        emit("|---|---|" + "---|" * (len(configs) + 1))
+        for n in mine[:8]:
+            emit(f"| {n} | {layer_of(per_config[last], n)} | " + " | ".join(f"{nodes[c].get(n, 0):.2f}" for c in configs)
+                 + f" | {nodes[base][n] / nodes[last][n]:.2f}x |")
+    for c in configs:
+        if per_config[c]["forms"]:
+            emit(f"{c}: gradrt kernel calls by TF op (whole run): "
+                 + ", ".join(f"{k} {v}" for k, v in sorted(per_config[c]["forms"].items())))
+
+
+def emit_scaling(emit, profiles, configs, t1, t2, m):
+    """Per node gradrt serves: its time at t1 and t2 threads in the first and the last configuration,
+    each one's speedup t1 -> t2, sorted by how far the last configuration is behind the first at t2."""
+    base, last = configs[0], configs[-1]
+    if base == last:
+        return
+    nodes = {(c, t): profiles[c, t, m]["nodes"] for c in (base, last) for t in (t1, t2)}
+    served = {k for t in (t1, t2) for k in profiles[last, t, m]["forms"]}
+    mine = [n for n in nodes[last, t2] if n.rsplit(":", 1)[1] in served and all(n in v for v in nodes.values())]
+    if not mine:
+        return
+    mine.sort(key=lambda n: nodes[base, t2][n] - nodes[last, t2][n])
+    emit()
+    emit(f"### {m}: gradrt's nodes at {t1} and {t2} threads (ms per step; speedup = {t1}-thread / {t2}-thread time; "
+         f"sorted by {last}'s loss against {base} at {t2})")
+    emit(f"| node | layer | {base} {t1}t | {base} {t2}t | {base} speedup | {last} {t1}t | {last} {t2}t | "
+         f"{last} speedup | {base}/{last} at {t2}t |")
+    emit("|---|---|---|---|---|---|---|---|---|")
+    for n in mine[:12]:
+        b1, b2, g1, g2 = nodes[base, t1][n], nodes[base, t2][n], nodes[last, t1][n], nodes[last, t2][n]
+        emit(f"| {n} | {layer_of(profiles[last, t2, m], n)} | {b1:.2f} | {b2:.2f} | {b1 / b2:.2f}x | {g1:.2f} | "
+             f"{g2:.2f} | {g1 / g2:.2f}x | {b2 / g2:.2f}x |")
+    tot = {k: sum(v[n] for n in mine) for k, v in nodes.items()}
+    emit(f"| all {len(mine)} gradrt nodes | | {tot[base, t1]:.2f} | {tot[base, t2]:.2f} | "
+         f"{tot[base, t1] / tot[base, t2]:.2f}x | {tot[last, t1]:.2f} | {tot[last, t2]:.2f} | "
+         f"{tot[last, t1] / tot[last, t2]:.2f}x | {tot[base, t2] / tot[last, t2]:.2f}x |")
+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common_arguments(ap, __file__, "stock,gradrt", "results_keras_step.txt")
@@ -316,12 +387,12 @@ def main():
                         wait[k][m].append(a["wait"])
                         idle[k][m].append(a["idle"])
                 print(f"  round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
-            profiles = {}
+            profiles = {}  # (config, threads, model) -> the worker's profile
             if args.profile:
-                t = thread_list[0]
-                for m in live:
-                    for c in configs:
-                        profiles[c, m] = workers[c, t].ask(cmd="profile", model=m, steps=args.profile_steps)
+                for t in thread_list:
+                    for m in live:
+                        for c in configs:
+                            profiles[c, t, m] = workers[c, t].ask(cmd="profile", model=m, steps=args.profile_steps)
         finally:
             for w in workers.values():
                 w.close()
@@ -356,37 +427,12 @@ def main():
                                            for c in configs) + " |")
     for m, why in skipped.items():
         emit(f"skipped {m}: " + "; ".join(why))
-    for m in live if profiles else []:
-        emit()
-        emit(f"### where a step's time goes: {m}, {thread_list[0]} thread(s), ms per step by TF op type "
-             "(profiler op events: each node's fastest of "
-             f"{args.profile_steps} steps, summed by type)")
-        per = {c: profiles[c, m]["ops"] for c in configs}
-        kinds = sorted({k for c in configs for k in per[c]}, key=lambda k: -max(per[c].get(k, 0) for c in configs))
-        emit("| op type | " + " | ".join(configs) + " |")
-        emit("|---|" + "---|" * len(configs))
-        for k in kinds[:14]:
-            emit(f"| {k} | " + " | ".join(f"{per[c].get(k, 0):.2f}" for c in configs) + " |")
-        emit("| all ops | " + " | ".join(f"{sum(per[c].values()):.2f}" for c in configs) + " |")
-        # gradrt's nodes that lose most time against the first configuration's same node
-        served = {k for c in configs for k in profiles[c, m]["forms"]}
-        last = configs[-1]
-        nodes = {c: profiles[c, m]["nodes"] for c in configs}
-        mine = [n for n in nodes[last] if n.rsplit(":", 1)[1] in served and n in nodes[base]]
-        mine.sort(key=lambda n: nodes[base][n] - nodes[last][n])
-        if len(configs) > 1 and mine:
-            emit(f"{last}'s nodes furthest behind {base} (ms per step; layer: input -> output shape):")
-            emit("| node | layer | " + " | ".join(configs) + f" | {base}/{last} |")
-            emit("|---|---|" + "---|" * (len(configs) + 1))
-            for n in mine[:8]:
-                layer = profiles[last, m]["layers"].get(next((p for p in n.split(":")[0].split("/")
-                                                              if p in profiles[last, m]["layers"]), ""), "")
-                emit(f"| {n} | {layer} | " + " | ".join(f"{nodes[c].get(n, 0):.2f}" for c in configs)
-                     + f" | {nodes[base][n] / nodes[last][n]:.2f}x |")
-        for c in configs:
-            if profiles[c, m]["forms"]:
-                emit(f"{c}: gradrt kernel calls by TF op (whole run): "
-                     + ", ".join(f"{k} {v}" for k, v in sorted(profiles[c, m]["forms"].items())))
+    for t in thread_list if profiles else []:
+        for m in live:
+            emit_profile(emit, {c: profiles[c, t, m] for c in configs}, configs, m, t, args.profile_steps)
+    if profiles and len(thread_list) > 1:
+        for m in live:
+            emit_scaling(emit, profiles, configs, thread_list[0], thread_list[-1], m)
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")

@@ -14,6 +14,7 @@
 // flags); gradrt is reached through its public header only.
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -114,6 +115,46 @@ bool use_tf_pool() {
     return v == nullptr || std::strcmp(v, "gradrt") != 0;
   }();
   return tf_pool;
+}
+
+// How gradrt's workers run on TF's intra-op pool (GRADRT_TF_SPLIT, for A/B measurements):
+// - caller (default): ParallelFor with blocks of one worker: the calling thread (TF's inter-op
+//   thread) runs worker 0 and the pool the others; the caller then waits for them.
+// - pool: every worker on a pool thread while the caller sleeps, as TF's oneDNN threadpool adapter
+//   does, so that at 2 intra-op threads the caller, a working pool thread and the pool's idle one
+//   cannot be three runnable threads on two CPUs (the hypothesis; NOTES "The Keras step at 2
+//   threads": not yet shown on a quiet host). From a pool thread itself (it would block a worker
+//   that another worker may wait on) it falls back to ParallelFor.
+// Workers claim the kernel's chunks from a shared counter (core/parallel.cpp), so the split
+// changes who computes a chunk, never the chunks or their summation order: same bits.
+bool split_on_pool() {
+  static const bool pool = [] {
+    const char* v = std::getenv("GRADRT_TF_SPLIT");
+    return v != nullptr && std::strcmp(v, "pool") == 0;
+  }();
+  return pool;
+}
+
+std::function<void(int, const std::function<void(int)>&)> tf_pool_parallel(tensorflow::thread::ThreadPool* pool) {
+  return [pool](int workers, const std::function<void(int)>& fn) {
+    if (split_on_pool() && workers > 1 && pool->CurrentThreadId() < 0) {
+      std::mutex m;
+      std::condition_variable cv;
+      int left = workers;
+      for (int i = 0; i < workers; ++i)
+        pool->Schedule([&, i] {
+          fn(i);
+          std::lock_guard<std::mutex> lock(m);
+          if (--left == 0) cv.notify_one();
+        });
+      std::unique_lock<std::mutex> lock(m);
+      cv.wait(lock, [&] { return left == 0; });
+      return;
+    }
+    pool->ParallelFor(workers, [&fn](int64_t begin, int64_t end) {  // blocks of one worker
+      for (int64_t i = begin; i < end; ++i) fn(static_cast<int>(i));
+    });
+  };
 }
 
 // The thread count the last kernel call gave gradrt (tests check it follows TF's setting).
@@ -241,11 +282,7 @@ class GradrtOp : public OpKernel {
     // with gradrt's own pool, its helpers spin for a while after each gradrt op (they wait for the
     // next job) on the cores TF's next op needs, and TF's idle workers spin on gradrt's.
     if (use_tf_pool() && threads->workers != nullptr) {
-      options.parallel = [pool = threads->workers](int workers, const std::function<void(int)>& fn) {
-        pool->ParallelFor(workers, [&fn](int64_t begin, int64_t end) {  // blocks of one worker
-          for (int64_t i = begin; i < end; ++i) fn(static_cast<int>(i));
-        });
-      };
+      options.parallel = tf_pool_parallel(threads->workers);
     }
     // gradrt writes each output straight into TF's output tensor (no copy, and no second
     // buffer), unless the dtype differs or the output is empty or TF's dummy scalar.
@@ -375,11 +412,7 @@ class GradrtOp : public OpKernel {
       options.backend = "cpu";
       options.threads = threads->num_threads;
       if (use_tf_pool() && threads->workers != nullptr) {
-        options.parallel = [pool = threads->workers](int workers, const std::function<void(int)>& fn) {
-          pool->ParallelFor(workers, [&fn](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) fn(static_cast<int>(i));
-          });
-        };
+        options.parallel = tf_pool_parallel(threads->workers);
       }
       void* memory = const_cast<char*>(out->tensor_data().data());
       options.output_memory = [memory](std::string_view, gradrt::DType, const std::vector<int64_t>&) { return memory; };

@@ -92,8 +92,10 @@ def test_intra_op_threads_reach_gradrt_and_do_not_change_bits():
 
 def test_two_threads_many_calls_from_concurrent_callers_match_tf():
     # gradrt's parallel loops on TF's intra-op pool (2 threads), entered from two inter-op threads at
-    # once: many short calls, each result against TF's own kernel computed before load().
-    code = ("import gradrt_tf, tensorflow as tf, numpy as np, sys, threading\n"
+    # once: many short calls, each result against TF's own kernel computed before load(). Both ways of
+    # splitting a call's workers over the pool (GRADRT_TF_SPLIT: the caller runs worker 0, or every
+    # worker on a pool thread while the caller sleeps) give TF's results, and the same bits.
+    code = ("import gradrt_tf, tensorflow as tf, numpy as np, sys, threading, hashlib\n"
             "tf.config.threading.set_intra_op_parallelism_threads(2)\n"
             "tf.config.threading.set_inter_op_parallelism_threads(2)\n"
             "x = tf.random.stateless_normal([2, 24, 24, 16], seed=[1, 2])\n"
@@ -108,19 +110,27 @@ def test_two_threads_many_calls_from_concurrent_callers_match_tf():
             "gradrt_tf.load()\n"
             "f = tf.function(ops)\n"
             "bad = []\n"
+            "digests = set()\n"
             "def loop():\n"
             "    for i in range(60):\n"
             "        got = f(x, dy, w) if i % 2 else ops(x, dy, w)\n"
+            "        digests.add(hashlib.sha256(b''.join(g.numpy().tobytes() for g in got)).hexdigest())\n"
             "        for g, e in zip(got, want):\n"
             "            if not np.allclose(g.numpy(), e, rtol=1e-4, atol=1e-3): bad.append(i)\n"
             "ts = [threading.Thread(target=loop) for _ in range(2)]\n"
             "[t.start() for t in ts]; [t.join() for t in ts]\n"
-            "print(gradrt_tf._threads_used(), len(bad), sum(gradrt_tf.kernel_calls().values()))\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    threads, bad, calls = map(int, r.stdout.split()[-3:])
-    assert (threads, bad) == (2, 0)
-    assert calls >= 2 * 60 * 2
+            "print(gradrt_tf._threads_used(), len(bad), sum(gradrt_tf.kernel_calls().values()), len(digests),"
+            " min(digests))\n")
+    digest = {}
+    for split in ("caller", "pool"):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "GRADRT_TF_SPLIT": split})
+        assert r.returncode == 0, r.stderr[-2000:]
+        threads, bad, calls, distinct = map(int, r.stdout.split()[-5:-1])
+        assert (threads, bad, distinct) == (2, 0, 1), split
+        assert calls >= 2 * 60 * 2
+        digest[split] = r.stdout.split()[-1]
+    assert digest["caller"] == digest["pool"]
 
 
 def test_a_node_keeps_plans_per_shape_and_shape_values():
