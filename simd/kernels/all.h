@@ -87,7 +87,9 @@ template <class T, class Arch>
 InputPath input_path(const ConvTuning& tu, const ConvParams& p) {
   if (const int cv = conv2d_backprop_input_stream_vectors<T, Arch>(tu, p))
     return InputPath{true, GemmTile{kTiles.stream_rows[cv - 1], cv}};
-  return InputPath{false, conv2d_backprop_input_tile<T, Arch>(tu, p)};
+  const GemmTile tile = conv2d_backprop_input_tile<T, Arch>(tu, p);
+  const InputOrder order = conv2d_backprop_input_order(tu, p, tile.rows);
+  return InputPath{false, tile, order.pad.on, order.per_image};
 }
 
 template <class Arch>

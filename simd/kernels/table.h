@@ -75,10 +75,12 @@ struct StreamUkernel {
 };
 
 // What Conv2DBackpropInput runs for these params (PlanInfo::tiles through CpuBackend::tiles_for):
-// the streaming tile (rows x vectors) or the GEMM tile.
+// the streaming tile (rows x vectors) or the GEMM tile, and the GEMM path's tile order
+// (conv2d_backprop_input_order: padded dy, image by image).
 struct InputPath {
   bool stream = false;
   GemmTile tile;
+  bool padded_dy = false, per_image = false;
 };
 
 struct KernelTable {
