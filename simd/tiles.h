@@ -46,11 +46,6 @@ struct ConvTuning {
   // more. Emerald Rapids, 1 thread, batch 32, 32 dx channels: 6x4 (64 columns, half of them
   // zeros) took 1.5-3x the time of 12x2 (bench/results_xeon_emr.txt). Off: GRADRT_CPU_TILES=input_fit=0.
   bool input_fit_columns = true;
-  // Conv2DBackpropInput with several phase classes (stride > 1) at batch > 1: the tiles go
-  // image by image, each image's classes in turn, so one image's dy stays in L2 between its
-  // classes (kernels/conv2d_backprop_input.h, InputOrder). Off (GRADRT_CPU_TILES=input_img=0):
-  // class after class over the whole batch.
-  bool input_image_order = true;
   // FusedBatchNormGrad with dy + x of at most this many bytes: the dx pass takes its row
   // chunks last to first, so it starts on the rows the sum pass read last (still in L2 where
   // the L2 holds a good part of dy + x). 0: never. Emerald Rapids (2 MB L2): 16 MiB.

@@ -93,27 +93,6 @@ inline DyPad conv2d_backprop_input_dy_pad(const ConvParams& p, int64_t MR, bool 
   return d;
 }
 
-// The order of the tiles, derived once per shape (the scratch sizes, the driver and the plan's
-// tiles string read this, nothing else decides it).
-// Image by image: the tiles of image n, class after class, then image n + 1; a tile never
-// spans images. Otherwise class after class over the whole batch. With sh*sw > 1 classes,
-// every class reads most of dy, so class after class over the batch reads all of dy sh*sw
-// times: 3x3 s2 56x56x64 -> 128 at batch 8 streams 3.2 MB of dy four times from L3 (the L2
-// holds 2 MiB), where one image's 400 KB stays in L2 between its classes (batch 1 ran at 90%
-// of the FMA peak, batch 8 at 53-63%). The price: each image ends each class with a partial
-// tile. Padded dy goes image by image too (one image's copy per thread).
-struct InputOrder {
-  DyPad pad;
-  bool per_image = false;
-};
-inline InputOrder conv2d_backprop_input_order(const ConvTuning& tu, const ConvParams& p, int64_t MR) {
-  InputOrder o;
-  o.pad = conv2d_backprop_input_dy_pad(p, MR, tu.input_pad_dy);
-  const int64_t ncls = imin(p.stride_h, p.in_h) * imin(p.stride_w, p.in_w);
-  o.per_image = o.pad.on || (tu.input_image_order && p.batch > 1 && ncls > 1);
-  return o;
-}
-
 // Whether each thread packs the filter panels into its own part (see the driver): at most 2
 // threads, or where one thread's pack is under ~1% of its share of the GEMM.
 inline bool conv2d_backprop_input_private_panels(const ConvParams& p, int64_t threads, int64_t panel_values) {
@@ -175,9 +154,10 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
   // tile is in another image: dyp[y][x][:] = dy[n][y - top][x - left][:] inside dy, zeros
   // around it. Copied just before its tiles read it, the copy is in L1/L2 (a copy of the whole
   // dy up front took ~5% of the 16x16x32 s1 op at batch 32 and left it in L3).
-  const InputOrder order = conv2d_backprop_input_order(tu, p, MR);
-  const DyPad& pad = order.pad;
-  const bool per_image = order.per_image, prefetch_dy = tu.input_prefetch_dy;
+  // The one place the driver decides padded dy (its workspace size and the plan's tiles string
+  // call the same rule with the same tile).
+  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tu.input_pad_dy);
+  const bool prefetch_dy = tu.input_prefetch_dy;
   int64_t tiles = 0, max_ctaps = 0;
   for (int64_t q = 0; q < ncls; ++q) {
     int64_t* cq = cls + q * CL;
@@ -197,7 +177,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
     const int64_t ch = (p.in_h - py + p.stride_h - 1) / p.stride_h;  // rows iy = py + a*sh
     const int64_t cw = (p.in_w - px + p.stride_w - 1) / p.stride_w;
     cq[0] = py, cq[1] = px, cq[2] = nky, cq[3] = nkx, cq[4] = ch, cq[5] = cw, cq[6] = tiles;
-    tiles += ((per_image ? 1 : p.batch) * ch * cw + MR - 1) / MR;
+    tiles += ((pad.on ? 1 : p.batch) * ch * cw + MR - 1) / MR;
     max_ctaps = imax(max_ctaps, nky * nkx);
   }
   // bpack[g][j][ky*fw + kpos[kx]][oc][NR] = w[ky][kx][j*NR + (0..NR)][g*ocg + oc]: the
@@ -233,7 +213,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
   };
   const T* zero = scratch.take_zeros<T>(ocg + 1);
   const int64_t tiles_img = tiles;
-  if (per_image) tiles *= p.batch;
+  if (pad.on) tiles *= p.batch;
   auto copy_image = [&](T* d, int64_t n) {
     const int64_t oc = p.out_c, row = pad.w * oc, before = pad.left * oc, inside = p.out_w * oc;
     for (int64_t r = 0; r < pad.h; ++r, d += row) {
@@ -265,14 +245,14 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
                   out_c = p.out_c, sh = p.stride_h, sw = p.stride_w;
     int64_t q = 0;
     for (int64_t tile_g = t0; tile_g < t1; ++tile_g) {
-      // Per image: tile_g = img * tiles_img + tin, the classes' first tiles counted per image.
-      const int64_t img = per_image ? tile_g / tiles_img : 0, tin = tile_g - img * tiles_img;
+      // Padded: tile_g = img * tiles_img + tin, the classes' first tiles counted per image.
+      const int64_t img = pad.on ? tile_g / tiles_img : 0, tin = tile_g - img * tiles_img;
       if (tin < cls[q * CL + 6]) q = 0;
       while (q + 1 < ncls && cls[(q + 1) * CL + 6] <= tin) ++q;
       const int64_t* cq = cls + q * CL;
       const int64_t py = cq[0], px = cq[1], nky = cq[2], nkx = cq[3], ch = cq[4], cw = cq[5];
       const int64_t *kys = cq + 7, *du = kys + fh, *kxs = du + fh, *dv = kxs + fw;
-      const int64_t npix = (per_image ? 1 : p.batch) * ch * cw, tile = tin - cq[6];
+      const int64_t npix = (pad.on ? 1 : p.batch) * ch * cw, tile = tin - cq[6];
       const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
       T* c[MR];
       int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = img + m0 / (cw * ch);
@@ -485,7 +465,7 @@ size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, co
     const int64_t taps = p.filter_h * p.filter_w, ocg = p.out_c / imax(1, p.groups);
     const int64_t panel = taps * ocg * NR, np = (p.filter_in_c + NR - 1) / NR;
     const bool priv = conv2d_backprop_input_private_panels(p, threads, p.groups * np * panel);
-    const DyPad pad = conv2d_backprop_input_order(tuning, p, MR).pad;
+    const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tuning.input_pad_dy);
     bytes = conv2d_backprop_input_scratch<T>(p, MR, NR, pad, priv && threads > 1).total(threads);
   });
   return bytes;
