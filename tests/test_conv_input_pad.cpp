@@ -2,7 +2,9 @@
 // conv2d_backprop_input_dy_pad): small images, where most GEMM tiles hold an edge pixel, run
 // every tile as merged K runs from the padded copy. Checked on every ISA unit and tile against
 // the reference (float, double, 1-3 threads), bitwise against the same shapes without the copy
-// (GRADRT_CPU_TILES=input_pad=0), and the rule (which shapes take it) through the workspace.
+// (GRADRT_CPU_TILES=input_pad=0), and the rule (which shapes take it) through the workspace and
+// the plan's tiles string. Then strided shapes at batch > 1 (the phase classes' tiles span
+// images and class rows) on every ISA unit and tile, against the reference and across threads.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -57,6 +59,11 @@ std::vector<Shape> shapes() {
   return v;
 }
 
+std::string tiles_of(const gradrt::ConvParams& p) {  // PlanInfo::tiles of this shape
+  gradrt::KernelQuery q{gradrt::Kernel::conv2d_backprop_input, gradrt::DType::float32, &p, 0, 0, 1};
+  return gradrt::cpu_backend()->tiles_for(q);
+}
+
 size_t workspace(const gradrt::ConvParams& p, int threads) {
   gradrt::KernelQuery q{gradrt::Kernel::conv2d_backprop_input, gradrt::DType::float32, &p, 0, 0, threads};
   return gradrt::cpu_backend()->workspace_size(q);
@@ -73,6 +80,7 @@ std::vector<float> run(const gradrt::ConvParams& p, int threads, const std::vect
 
 TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the reference and bitwise") {
   test::IsaGuard guard;
+  test::TuningGuard tuning;
   std::mt19937 rng(2112);
   const std::vector<Shape> all = shapes();
   int compared = 0;
@@ -100,6 +108,7 @@ TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the
         const size_t ws_on = workspace(p, 2);
         if (all[i].pad == Pad::on) CHECK(ws_on > ws_off);
         if (all[i].pad == Pad::off) CHECK(ws_on == ws_off);
+        CHECK((tiles_of(p).find(", padded dy") != std::string::npos) == (ws_on > ws_off));  // one rule
         // Against the reference, float and double, reruns at other thread counts.
         test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
         test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
@@ -115,7 +124,69 @@ TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the
         ++compared;
       }
     }
-    REQUIRE(simd::set_cpu_tuning(isa, saved));
   }
   MESSAGE("padded/unpadded pairs compared: " << compared);
+}
+
+namespace {
+
+// Strided shapes at batch > 1, with odd sizes, SAME / VALID / explicit
+// padding, strides 2 and 3, a 1x1 s2 (classes without taps: zeros), two column panels (48 dx
+// channels on 12x2), groups and dilation (per-tap path), and batch 1 (unchanged order).
+std::vector<gradrt::ConvParams> strided_shapes() {
+  using test::same_conv_params;
+  std::vector<gradrt::ConvParams> v = {same_conv_params(3, 17, 15, 24, 40, 3, 2), same_conv_params(3, 9, 9, 8, 16, 1, 2),
+                                       same_conv_params(2, 20, 19, 48, 16, 5, 2), same_conv_params(2, 12, 12, 16, 32, 3, 2, 2),
+                                       same_conv_params(1, 15, 15, 16, 16, 3, 2), same_conv_params(4, 28, 28, 16, 24, 3, 2)};
+  gradrt::ConvParams valid = same_conv_params(2, 13, 14, 16, 24, 3, 3);  // VALID, stride 3
+  valid.pad_top = valid.pad_left = 0, valid.out_h = (13 - 3) / 3 + 1, valid.out_w = (14 - 3) / 3 + 1;
+  v.push_back(valid);
+  gradrt::ConvParams e = same_conv_params(3, 11, 10, 16, 16, 3, 2);  // explicit 2/1 rows, 0/2 columns
+  e.pad_top = 2, e.pad_left = 0, e.out_h = (11 + 3 - 3) / 2 + 1, e.out_w = (10 + 2 - 3) / 2 + 1;
+  v.push_back(e);
+  gradrt::ConvParams d = same_conv_params(2, 11, 13, 16, 24, 3, 1);  // VALID, strides 2x3, dilation 2x1
+  d.stride_h = 2, d.stride_w = 3, d.dilation_h = 2, d.pad_top = d.pad_left = 0;
+  d.out_h = (d.in_h - 5) / 2 + 1, d.out_w = (d.in_w - 3) / 3 + 1;
+  v.push_back(d);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: the strided input gradient at batch > 1, every ISA and tile, against the reference and across threads") {
+  test::IsaGuard guard;
+  test::TuningGuard tuning;
+  std::mt19937 rng(2113);
+  const std::vector<gradrt::ConvParams> all = strided_shapes();
+  int compared = 0;
+  for (simd::Isa isa : simd::supported_isas()) {
+    const simd::ConvTuning saved = simd::cpu_tuning(isa);
+    REQUIRE(simd::set_cpu_isa(isa));
+    for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm) {
+      if (tile.rows == 0) continue;
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(tile.rows);
+      simd::ConvTuning t = saved;
+      t.backprop_input = tile;
+      t.input_fit_columns = false;
+      REQUIRE(simd::set_cpu_tuning(isa, t));
+      std::vector<test::Variant> here;
+      for (const test::Variant& v : test::variants("cpu"))
+        if (v.isa == isa) here.push_back(v);
+      for (const gradrt::ConvParams& p : all) {
+        CAPTURE(test::describe(p));
+        test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
+        test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
+        const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
+        const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
+        const std::vector<float> a1 = run(p, 1, w, dy), a2 = run(p, 2, w, dy), a3 = run(p, 3, w, dy);
+        REQUIRE(a1.size() == a2.size());
+        REQUIRE(a1.size() == a3.size());
+        CHECK(std::memcmp(a1.data(), a2.data(), a1.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(a1.data(), a3.data(), a1.size() * sizeof(float)) == 0);
+        ++compared;
+      }
+    }
+  }
+  MESSAGE("strided shapes compared: " << compared);
 }

@@ -87,7 +87,8 @@ template <class T, class Arch>
 InputPath input_path(const ConvTuning& tu, const ConvParams& p) {
   if (const int cv = conv2d_backprop_input_stream_vectors<T, Arch>(tu, p))
     return InputPath{true, GemmTile{kTiles.stream_rows[cv - 1], cv}};
-  return InputPath{false, conv2d_backprop_input_tile<T, Arch>(tu, p)};
+  const GemmTile tile = conv2d_backprop_input_tile<T, Arch>(tu, p);
+  return InputPath{false, tile, conv2d_backprop_input_dy_pad(p, tile.rows, tu.input_pad_dy).on};
 }
 
 template <class Arch>

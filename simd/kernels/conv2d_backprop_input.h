@@ -93,15 +93,21 @@ inline DyPad conv2d_backprop_input_dy_pad(const ConvParams& p, int64_t MR, bool 
   return d;
 }
 
+// Whether each thread packs the filter panels into its own part (see the driver): at most 2
+// threads, or where one thread's pack is under ~1% of its share of the GEMM.
+inline bool conv2d_backprop_input_private_panels(const ConvParams& p, int64_t threads, int64_t panel_values) {
+  const double flops = 2.0 * double(p.x_elements()) * double(p.filter_h * p.filter_w * (p.out_c / imax(1, p.groups)));
+  return threads <= 2 || double(panel_values) * double(threads) * 4000.0 <= flops;
+}
+
 // Scratch with tile MR x NR: the phase classes' tap lists, a zero row and the packed filter
 // (shared, or one copy per thread: `private_panels`); per thread, the tile's row/column
 // validity, its A/B pointers for at most every tap, and (padded dy) one image's copy.
 template <class T>
-ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64_t NR, bool pad_dy, bool private_panels) {
+ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64_t NR, const DyPad& pad, bool private_panels) {
   const int64_t taps = p.filter_h * p.filter_w, fic = p.filter_in_c, ocg = p.out_c / imax(1, p.groups);
   const int64_t np = (fic + NR - 1) / NR, ncls = imin(p.stride_h, p.in_h) * imin(p.stride_w, p.in_w);
   const int64_t panels = p.groups * np * taps * ocg * NR + 1;
-  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, pad_dy);
   ScratchSize s;
   s.add(line_bytes<int64_t>(ncls * (7 + 2 * (p.filter_h + p.filter_w)) + p.filter_w + 1)).add(line_bytes<T>(ocg + 1));
   if (pad.on) s.add_per_thread(line_bytes<int64_t>(1) + line_bytes<T>(pad.h * pad.w * p.out_c));
@@ -114,8 +120,8 @@ ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64
 
 // With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants for remainders).
 template <class T, class Arch, int MR_, int NRV>
-void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool prefetch_dy, bool pad_dy, const T* w,
-                                 const T* dy, T* dx) {
+void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const ConvParams& p, const T* w, const T* dy,
+                                 T* dx) {
   using G = Gemm<T, Arch, MR_, NRV>;
   constexpr int64_t MR = MR_, NR = G::NR;
   constexpr int kMB = rows_b(MR_), kMC = rows_c(MR_);
@@ -148,7 +154,10 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
   // tile is in another image: dyp[y][x][:] = dy[n][y - top][x - left][:] inside dy, zeros
   // around it. Copied just before its tiles read it, the copy is in L1/L2 (a copy of the whole
   // dy up front took ~5% of the 16x16x32 s1 op at batch 32 and left it in L3).
-  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, pad_dy);
+  // The one place the driver decides padded dy (its workspace size and the plan's tiles string
+  // call the same rule with the same tile).
+  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tu.input_pad_dy);
+  const bool prefetch_dy = tu.input_prefetch_dy;
   int64_t tiles = 0, max_ctaps = 0;
   for (int64_t q = 0; q < ncls; ++q) {
     int64_t* cq = cls + q * CL;
@@ -388,7 +397,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
       par(exec, groups * np * taps, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) pack(kept, b);
       });
-    ThreadParts parts(scratch, conv2d_backprop_input_scratch<T>(p, MR, NR, pad_dy, false).per_thread, int(exec.threads));
+    ThreadParts parts(scratch, conv2d_backprop_input_scratch<T>(p, MR, NR, pad, false).per_thread, int(exec.threads));
     par_guided(exec, tiles, 1, [&](int64_t t0, int64_t t1) {
       bool first = false;
       Arena mine = parts.mine(&first);
@@ -405,9 +414,8 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvParams& p, bool pre
   // repeats the work on every thread, so beyond 2 threads it is taken only where one thread's
   // pack (~0.2 ns a value) is under ~1% of its share of the GEMM (~0.005 ns a flop).
   const int64_t nblocks = groups * np * taps, threads = exec.threads;
-  const double flops = 2.0 * double(p.x_elements()) * double(taps * ocg);
-  const bool priv = threads <= 2 || double(groups * np * panel) * double(threads) * 4000.0 <= flops;
-  const ScratchSize sizes = conv2d_backprop_input_scratch<T>(p, MR, NR, pad_dy, priv && threads > 1);
+  const bool priv = conv2d_backprop_input_private_panels(p, threads, groups * np * panel);
+  const ScratchSize sizes = conv2d_backprop_input_scratch<T>(p, MR, NR, pad, priv && threads > 1);
   if (priv && threads > 1) {
     // A thread packs into its own part (the same on each of its chunks) on its first chunk of
     // this call; `parts` (owned by this call) records which threads have.
@@ -456,9 +464,9 @@ size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, co
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
     const int64_t taps = p.filter_h * p.filter_w, ocg = p.out_c / imax(1, p.groups);
     const int64_t panel = taps * ocg * NR, np = (p.filter_in_c + NR - 1) / NR;
-    const double flops = 2.0 * double(p.x_elements()) * double(taps * ocg);
-    const bool priv = threads <= 2 || double(p.groups * np * panel) * double(threads) * 4000.0 <= flops;
-    bytes = conv2d_backprop_input_scratch<T>(p, MR, NR, tuning.input_pad_dy, priv && threads > 1).total(threads);
+    const bool priv = conv2d_backprop_input_private_panels(p, threads, p.groups * np * panel);
+    const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tuning.input_pad_dy);
+    bytes = conv2d_backprop_input_scratch<T>(p, MR, NR, pad, priv && threads > 1).total(threads);
   });
   return bytes;
 }
@@ -471,8 +479,7 @@ void conv2d_backprop_input(const Exec& exec, const ConvTuning& tuning, const Con
     return conv2d_backprop_input_stream<T, Arch>(cv, exec, p, w, dy, dx);
   with_gemm_tile<kTiles>(conv2d_backprop_input_tile<T, Arch>(tuning, p),
                  [&]<int MR, int NRV>() {
-                   conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, p, tuning.input_prefetch_dy, tuning.input_pad_dy, w,
-                                                                 dy, dx);
+                   conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, tuning, p, w, dy, dx);
                  });
 }
 

@@ -75,10 +75,12 @@ struct StreamUkernel {
 };
 
 // What Conv2DBackpropInput runs for these params (PlanInfo::tiles through CpuBackend::tiles_for):
-// the streaming tile (rows x vectors) or the GEMM tile.
+// the streaming tile (rows x vectors) or the GEMM tile, and whether the GEMM path runs on
+// padded dy (conv2d_backprop_input_dy_pad).
 struct InputPath {
   bool stream = false;
   GemmTile tile;
+  bool padded_dy = false;
 };
 
 struct KernelTable {
