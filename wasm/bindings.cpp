@@ -20,7 +20,7 @@
 //   gradrt_plan_info_json(id)                   once per plan: {"inputs":[[name, dtype, [dims]], ...]
 //                                               (the order of gradrt_plan_run's words),
 //                                               "outputs":[[name, dtype, [dims], bytes], ...],
-//                                               "backend", "kernel", "isa"}
+//                                               "backend", "kernel", "isa", "tiles"}
 //   gradrt_plan_run(id, args)                   -> status code; args: u32 words (abi.h
 //                                               decode_plan_args); on success each output's word
 //                                               holds its data address, valid until the plan's
@@ -246,7 +246,8 @@ EMSCRIPTEN_KEEPALIVE int gradrt_prepare(uintptr_t op_addr, uintptr_t attrs_addr,
            "," + std::to_string(slot->out_bytes.back()) + "]";
   });
   slot->info_json = "{\"inputs\":" + in + ",\"outputs\":" + out + ",\"backend\":" + json_string(info.backend) +
-                    ",\"kernel\":" + json_string(info.kernel) + ",\"isa\":" + json_string(info.isa) + "}";
+                    ",\"kernel\":" + json_string(info.kernel) + ",\"isa\":" + json_string(info.isa) +
+                    ",\"tiles\":" + json_string(info.tiles) + "}";
   const uint32_t id = st.next_plan++ & 0x7fffffff;
   st.plans.emplace(id, std::move(slot));
   st.last = Status::OK();

@@ -124,6 +124,8 @@ export interface Plan {
   readonly backend: string;
   readonly kernel: string;
   readonly isa: string;
+  /** The cpu backend's tile choice for this kernel where it reports one (Conv2DBackpropInput: "stream RxCV" or "gemm MRxNRV"), else "". */
+  readonly tiles: string;
   /** The outputs' names, dtypes and shapes, in the op's order (known at prepare). */
   readonly outputs: Array<{ name: string; dtype: DType; shape: number[] }>;
   /** Same bits as runOp; inputs must have the prepared dtypes and shapes. Throws GradrtError. */

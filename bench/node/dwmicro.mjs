@@ -1,7 +1,7 @@
-// Kernel-level timing of the depthwise gradients inside wasm (no runOp JS copies): each op is
-// staged in the heap once and _gradrt_run is called many times, as bench.mjs's "run ms" column,
-// but with fastest-of-N and median per call, and interleaved over one or more builds so that a
-// busy machine affects every build alike (A/B).
+// Kernel-level timing of the depthwise gradients (and the forward op) inside wasm (no runOp
+// JS copies): each op is staged in the heap once and _gradrt_run is called many times, as
+// bench.mjs's "run ms" column, but with fastest-of-N and median per call, and interleaved over
+// one or more builds so that a busy machine affects every build alike (A/B).
 //   node dwmicro.mjs [--dist DIR]... [--only TEXT] [--shape H,W,C,S]... [--rounds N] [--ms MS]
 // --dist DIR: a folder holding gradrt-simd.{mjs,wasm} (default web/dist; repeat for A/B).
 // Per round and build, each case runs for MS ms (after a warm-up in round 0); the table gives,
@@ -34,6 +34,9 @@ for (const [label, xs, s] of shapes) {
   const flops = 2 * count(ys) * 9;
   CASES.push([`input ${label}`, flops, ['DepthwiseConv2dNativeBackpropInput', { input_sizes: xs, filter: t(ws, random(count(ws), 6)), out_backprop: t(ys, random(count(ys), 7)) }, attrs]]);
   CASES.push([`filter ${label}`, flops, ['DepthwiseConv2dNativeBackpropFilter', { input: t(xs, random(count(xs), 1)), filter_sizes: ws, out_backprop: t(ys, random(count(ys), 7)) }, attrs]]);
+  // The forward op: at stride 2 its rows have 9 taps that are not consecutive-offset groups,
+  // so their interior runs dw_interior_wasm (simd/wasm/depthwise.h).
+  CASES.push([`forward ${label}`, flops, ['DepthwiseConv2dNative', { input: t(xs, random(count(xs), 1)), filter: t(ws, random(count(ws), 6)) }, attrs]]);
 }
 const cases = CASES.filter(([label]) => !only.length || only.some((o) => label.includes(o)));
 

@@ -331,58 +331,30 @@ GRADRT_SIMD_NOINLINE void dw_interior_wasm(int64_t nj, int64_t nt, const T* cons
   using B = typename V::type;
   constexpr int64_t L = V::width;
   int64_t j = 0, jo = 0;  // jo = j*ss: source offset of pixel j
-  // 8 pixels: 8 accumulators + weight + source + product = 11 registers; the per-tap
-  // pointer loads (src[t], off[t], wt[t]) and the weight load are shared by 8 multiply-adds.
-  for (; j + 8 <= nj; j += 8, jo += 8 * ss, dst += 8 * ds) {
-    for (int64_t c = 0; c < cv; c += L) {
-      B a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
-      B a4 = V::zero(), a5 = V::zero(), a6 = V::zero(), a7 = V::zero();
-      for (int64_t t = 0; t < nt; ++t) {
-        const B w = V::load(wt[t] + c);
-        const T* q = src[t] + (p0 + off[t]) * C + jo + c;
-        a0 = V::fma(V::load(q), w, a0);
-        a1 = V::fma(V::load(q + ss), w, a1);
-        a2 = V::fma(V::load(q + 2 * ss), w, a2);
-        a3 = V::fma(V::load(q + 3 * ss), w, a3);
-        a4 = V::fma(V::load(q + 4 * ss), w, a4);
-        a5 = V::fma(V::load(q + 5 * ss), w, a5);
-        a6 = V::fma(V::load(q + 6 * ss), w, a6);
-        a7 = V::fma(V::load(q + 7 * ss), w, a7);
+  // P pixels per step while P fit: P accumulators + weight + source + product (8 pixels: 11
+  // registers); the per-tap pointer loads (src[t], off[t], wt[t]) and the weight load are
+  // shared by P multiply-adds. The accumulator array is fully unrolled (clang keeps it in
+  // registers, as the named accumulators it replaces: same code, same bits).
+  auto pixels = [&]<int P>() __attribute__((always_inline)) {
+    for (; j + P <= nj; j += P, jo += P * ss, dst += P * ds) {
+      for (int64_t c = 0; c < cv; c += L) {
+        B a[P];
+#pragma clang loop unroll(full)
+        for (int k = 0; k < P; ++k) a[k] = V::zero();
+        for (int64_t t = 0; t < nt; ++t) {
+          const B w = V::load(wt[t] + c);
+          const T* q = src[t] + (p0 + off[t]) * C + jo + c;
+#pragma clang loop unroll(full)
+          for (int k = 0; k < P; ++k) a[k] = V::fma(V::load(q + k * ss), w, a[k]);
+        }
+#pragma clang loop unroll(full)
+        for (int k = 0; k < P; ++k) V::store(dst + k * ds + c, a[k]);
       }
-      T* o = dst + c;
-      V::store(o, a0);
-      V::store(o + ds, a1);
-      V::store(o + 2 * ds, a2);
-      V::store(o + 3 * ds, a3);
-      V::store(o + 4 * ds, a4);
-      V::store(o + 5 * ds, a5);
-      V::store(o + 6 * ds, a6);
-      V::store(o + 7 * ds, a7);
     }
-  }
-  for (; j + 4 <= nj; j += 4, jo += 4 * ss, dst += 4 * ds) {
-    for (int64_t c = 0; c < cv; c += L) {
-      B a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
-      for (int64_t t = 0; t < nt; ++t) {
-        const B w = V::load(wt[t] + c);
-        const T* q = src[t] + (p0 + off[t]) * C + jo + c;
-        a0 = V::fma(V::load(q), w, a0);
-        a1 = V::fma(V::load(q + ss), w, a1);
-        a2 = V::fma(V::load(q + 2 * ss), w, a2);
-        a3 = V::fma(V::load(q + 3 * ss), w, a3);
-      }
-      V::store(dst + c, a0);
-      V::store(dst + ds + c, a1);
-      V::store(dst + 2 * ds + c, a2);
-      V::store(dst + 3 * ds + c, a3);
-    }
-  }
-  for (; j < nj; ++j, jo += ss, dst += ds)
-    for (int64_t c = 0; c < cv; c += L) {
-      B a0 = V::zero();
-      for (int64_t t = 0; t < nt; ++t) a0 = V::fma(V::load(src[t] + (p0 + off[t]) * C + jo + c), V::load(wt[t] + c), a0);
-      V::store(dst + c, a0);
-    }
+  };
+  pixels.template operator()<8>();
+  pixels.template operator()<4>();
+  pixels.template operator()<1>();
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

@@ -38,6 +38,7 @@ export class Plan {
     this.backend = info.backend;
     this.kernel = info.kernel;
     this.isa = info.isa;
+    this.tiles = info.tiles; // the cpu backend's tile choice where it reports one ("stream 8x4"), else ""
   }
 
   // [{ name, dtype, shape }] of the outputs, in the op's order.

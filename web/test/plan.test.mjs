@@ -3,7 +3,8 @@
 // and mismatched inputs at run, each with a GradrtError; runs leave no heap growth.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FLAVOURS, runtime, f32, rng, random, assertCode, assertNoHeapGrowth } from './util.js';
+import * as ref from './reference.js';
+import { FLAVOURS, runtime, f32, rng, random, count, assertClose, assertCode, assertNoHeapGrowth } from './util.js';
 
 const bits = (a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
@@ -23,6 +24,28 @@ for (const [flavour, options] of FLAVOURS) {
       assert.equal(plan.kernel, 'conv2d_backprop_input');
       assert.equal(plan.isa, rt.simd ? 'wasm_simd128' : 'scalar');
       plan.dispose();
+    });
+
+    // plan.tiles: the cpu backend's tile choice for Conv2DBackpropInput. The SIMD128 unit has the
+    // native units' 1x1 streaming path (simd/kernels/conv2d_backprop_input_stream.h) for up to 4
+    // vectors of dx channels (16 at 128 bits): 17 channels and 3x3 filters take the GEMM tiles.
+    // Odd pixel counts (7x9: the 1-row kernel after the last full tile); values against the reference.
+    it('tiles: the 1x1 streaming path up to 16 dx channels, GEMM tiles otherwise; values', () => {
+      const cases = [[16, 'stream'], [5, 'stream'], [17, 'gemm']];
+      for (const [ci, path] of cases) {
+        const xs = [2, 7, 9, ci], ws = [1, 1, ci, 12], ys = [2, 7, 9, 12], a = { strides: [1, 1, 1, 1], padding: 'VALID' };
+        const plan = rt.prepare('Conv2DBackpropInput', { input_sizes: xs, filter: { dtype: 'float32', shape: ws }, out_backprop: { dtype: 'float32', shape: ys } }, a);
+        if (rt.simd) assert.match(plan.tiles, new RegExp(`^${path} \\d+x\\d+$`), `ci ${ci}`);
+        else assert.equal(typeof plan.tiles, 'string');
+        const w = random(count(ws), next), dy = random(count(ys), next);
+        const got = plan.run({ input_sizes: xs, filter: f32(ws, w), out_backprop: f32(ys, dy) }).output.data;
+        const want = ref.conv2dBackpropInput(ref.convGeometry(xs, ws, a), Float64Array.from(w), Float64Array.from(dy));
+        assertClose(got, want, { rtol: 1e-5, atol: 1e-5 });
+        plan.dispose();
+      }
+      const plan3 = rt.prepare('Conv2DBackpropInput', specs, attrs);
+      if (rt.simd) assert.match(plan3.tiles, /^gemm \d+x\d+$/);
+      plan3.dispose();
     });
 
     it('run gives runOp bits on changed data, into fresh arrays, outputs= and HeapTensors', () => {
