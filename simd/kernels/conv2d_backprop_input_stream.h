@@ -57,13 +57,13 @@ size_t conv2d_backprop_input_stream_workspace(int cv, const ConvParams& p) {
   return line_bytes<T>(p.out_c * cv * Vec<T, Arch>::width);
 }
 
-// dy prefetch bytes per k step for an R-row tile (ukernels/conv1x1_stream.h): the next tile's
-// block over the co steps, when the tuning allows it (ConvTuning::input_stream_prefetch) and a
-// dy row fills a cache line: 32768 pixels of 16 <- 8 (32-byte rows, 8 steps) took 1.04-1.05x the
+// Whether the tiles prefetch the next tile's dy block over their co steps (ukernels/
+// conv1x1_stream.h): when the tuning allows it (ConvTuning::input_stream_prefetch) and a dy row
+// fills a cache line: 32768 pixels of 16 <- 8 (32-byte rows, 8 steps) took 1.04-1.05x the
 // time with it (EMR, 1 thread).
 template <class T>
-int64_t conv2d_backprop_input_stream_prefetch(const ConvTuning& tu, int64_t rows, int64_t co) {
-  return tu.input_stream_prefetch && co * int64_t(sizeof(T)) >= 64 ? rows * int64_t(sizeof(T)) : 0;
+bool conv2d_backprop_input_stream_prefetch(const ConvTuning& tu, int64_t co) {
+  return tu.input_stream_prefetch && co * int64_t(sizeof(T)) >= 64;
 }
 
 // The path with tiles of R pixels x CV vectors of arch VArch (the unit's, or its HalfArch).
@@ -88,11 +88,12 @@ void conv2d_backprop_input_stream_tiles(const Exec& exec, const ConvTuning& tu, 
       for (int64_t c = 0; c < NR; ++c) wt[k * NR + c] = c < ci ? w[c * co + k] : T(0);
   // Tile t covers pixels [t*R, t*R + R); the last P % R pixels one at a time (the 1-row kernel:
   // same order of sums). Guided chunks of >= 8 tiles (~1-2 us each at the Keras shapes).
-  const int64_t tiles = P / R, pf = conv2d_backprop_input_stream_prefetch<T>(tu, R, co);
+  const int64_t tiles = P / R;
+  const bool pf = conv2d_backprop_input_stream_prefetch<T>(tu, co);
   par_guided(exec, tiles, 8, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) K::run(co, ci, dy + t * R * co, wt, dx + t * R * ci, pf);
   });
-  for (int64_t i = tiles * R; i < P; ++i) K1::run(co, ci, dy + i * co, wt, dx + i * ci, 0);
+  for (int64_t i = tiles * R; i < P; ++i) K1::run(co, ci, dy + i * co, wt, dx + i * ci, false);
 }
 
 // Runs the path with cv vectors (from conv2d_backprop_input_stream_vectors).

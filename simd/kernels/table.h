@@ -67,12 +67,11 @@ struct RowUkernels {
 
 // The 1x1 input gradient's streaming micro-kernel (ukernels/conv1x1_stream.h) with CV = 1..4
 // vectors of dx channels: the unit's R-row tile and the 1-row one the driver runs on the last
-// P % R pixels; for its tester (tests/test_ukernels_stream.cpp). pf_bytes: the dy prefetch step
-// (0: none).
+// P % R pixels; for its tester (tests/test_ukernels_stream.cpp). prefetch: the next tile's dy.
 struct StreamUkernel {
   int rows = 0, vectors = 0, lanes = 1;
-  void (*run)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx, int64_t pf_bytes) = nullptr;
-  void (*run1)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx, int64_t pf_bytes) = nullptr;
+  void (*run)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx, bool prefetch) = nullptr;
+  void (*run1)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx, bool prefetch) = nullptr;
 };
 
 // What Conv2DBackpropInput runs for these params (PlanInfo::tiles through CpuBackend::tiles_for):
