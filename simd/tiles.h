@@ -42,7 +42,8 @@ struct ConvTuning {
   // 4 vectors) stream dy in place (kernels/conv2d_backprop_input_stream.h); 0: off.
   int64_t input_stream_max = 64;
   // That path prefetches the next tile's dy block along each tile's k loop (ukernels/
-  // conv1x1_stream.h; EMR, 1 thread: 0.55-0.9x the time on the Keras rows). Off: GRADRT_CPU_TILES=stream_pf=0.
+  // conv1x1_stream.h; EMR: 0.72-0.96x the CPU time on the Keras 1x1 rows, paired, 1 and 2
+  // threads). Off: GRADRT_CPU_TILES=stream_pf=0.
   bool input_stream_prefetch = true;
   // Conv2DBackpropInput: run the unit's tile that pads the dx channels (the GEMM's N) to the
   // fewest columns (fewest_padded_columns below) in place of `backprop_input` when that pads
@@ -111,7 +112,8 @@ namespace tiles {
 // with channel-vector pairs, 8 float vectors per batch-norm pass (16 floats each; 4 for double).
 inline constexpr Tiles avx512{.gemm = {{12, 2}, {6, 4}},
                               .dw_block_pixels = 8, .dw_channel_pairs = true, .bn_vectors_f32 = 8,
-                              .bn_vectors_f64 = 4, .stream_rows = {16, 12, 8, 6}, .stream_half_rows = 24, .wasm = false};
+                              .bn_vectors_f64 = 4, .stream_rows = {16, 12, 8, 6}, .stream_half_rows = 24,
+                              .wasm = false};
 // 16 ymm registers: a 6x2 GEMM tile (12 accumulators + 2 B + broadcast), 4-pixel depthwise
 // blocks, 4 vectors per batch-norm pass (2 sums + mean each).
 inline constexpr Tiles avx2{.gemm = {{6, 2}},
