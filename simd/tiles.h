@@ -41,6 +41,10 @@ struct ConvTuning {
   // Conv2DBackpropInput 1x1 stride 1 without padding: dx channels up to this many (and at most
   // 4 vectors) stream dy in place (kernels/conv2d_backprop_input_stream.h); 0: off.
   int64_t input_stream_max = 64;
+  // That path prefetches the next tile's dy block along each tile's k loop (ukernels/
+  // conv1x1_stream.h; EMR: 0.72-0.96x the CPU time on the Keras 1x1 rows, paired, 1 and 2
+  // threads). Off: GRADRT_CPU_TILES=stream_pf=0.
+  bool input_stream_prefetch = true;
   // Conv2DBackpropInput: run the unit's tile that pads the dx channels (the GEMM's N) to the
   // fewest columns (fewest_padded_columns below) in place of `backprop_input` when that pads
   // more. Emerald Rapids, 1 thread, batch 32, 32 dx channels: 6x4 (64 columns, half of them
@@ -75,6 +79,9 @@ struct Tiles {
   // ci in 1, 2, 3, 4 vectors. R*CV accumulators + CV filter vectors + a broadcast (+ a product
   // without FMA) fill the unit's registers.
   int stream_rows[4];
+  // Its tile rows in half-width vectors (ukernels/conv1x1_stream.h HalfArch) for dx rows of at
+  // most half a vector; 0: none (those rows take stream_rows[0] full vectors).
+  int stream_half_rows = 0;
   // WebAssembly SIMD128 (V8: 15 vector registers, no FMA): the depthwise kernels of
   // simd/wasm/ replace some of the native ones.
   bool wasm;
@@ -105,7 +112,8 @@ namespace tiles {
 // with channel-vector pairs, 8 float vectors per batch-norm pass (16 floats each; 4 for double).
 inline constexpr Tiles avx512{.gemm = {{12, 2}, {6, 4}},
                               .dw_block_pixels = 8, .dw_channel_pairs = true, .bn_vectors_f32 = 8,
-                              .bn_vectors_f64 = 4, .stream_rows = {16, 12, 8, 6}, .wasm = false};
+                              .bn_vectors_f64 = 4, .stream_rows = {16, 12, 8, 6}, .stream_half_rows = 24,
+                              .wasm = false};
 // 16 ymm registers: a 6x2 GEMM tile (12 accumulators + 2 B + broadcast), 4-pixel depthwise
 // blocks, 4 vectors per batch-norm pass (2 sums + mean each).
 inline constexpr Tiles avx2{.gemm = {{6, 2}},

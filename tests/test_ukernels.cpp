@@ -150,6 +150,7 @@ TEST_CASE("cpu: GEMM micro-kernels of every ISA unit and tile against a scalar l
 
 TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
   test::IsaGuard guard;
+  test::TuningGuard tuning_guard;  // every unit's tuning back on exit, a failed REQUIRE too
   std::mt19937 rng(77);
   // A 3x3 s1 and s2 and a 1x1 shape with channels off every tile size, several K chunks of the
   // filter gradient (a small K chunk), and a grouped one.
@@ -189,12 +190,12 @@ TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
         }
       test::conv_case<float>(here, test::ConvKernel::bwd_input, test::same_conv_params(3, 5, 5, 16, 8, 1, 1), rng);
     }
-    REQUIRE(simd::set_cpu_tuning(isa, saved));
   }
 }
 
 TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_filter_few_c.h) at every ISA") {
   test::IsaGuard guard;
+  test::TuningGuard tuning_guard;  // every unit's tuning back on exit, a failed REQUIRE too
   std::mt19937 rng(21);
   auto shape = [](int64_t n, int64_t h, int64_t w, int64_t ci, int64_t co, int64_t f, int64_t s) {
     return test::same_conv_params(n, h, w, ci, co, f, s);
@@ -232,7 +233,6 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
         test::conv_case<double>(here, test::ConvKernel::bwd_filter, p, rng);
       }
     }
-    REQUIRE(simd::set_cpu_tuning(isa, saved));
   }
 }
 
@@ -304,6 +304,7 @@ TEST_CASE("cpu: the input gradient's bits do not depend on the GEMM tile") {
   // at the image edges, and must still give the same bits (the tile is chosen per CPU and per
   // shape, simd/tuning.cpp and ConvTuning::input_fit_columns).
   test::IsaGuard guard;
+  test::TuningGuard tuning_guard;  // every unit's tuning back on exit, a failed REQUIRE too
   std::mt19937 rng(321);
   int compared = 0;
   for (simd::Isa isa : simd::supported_isas()) {
@@ -342,7 +343,6 @@ TEST_CASE("cpu: the input gradient's bits do not depend on the GEMM tile") {
         ++compared;
       }
     }
-    REQUIRE(simd::set_cpu_tuning(isa, saved));
   }
   MESSAGE("tile pairs compared: " << compared);
 }

@@ -1,8 +1,9 @@
 // The 1x1 stride-1 input gradient with few dx channels (simd/kernels/conv2d_backprop_input_stream.h):
-// its micro-kernel (ukernels/conv1x1_stream.h) at every ISA unit runnable here against a double
-// loop, with sentinels past the tile; the driver at every ISA against the reference backend
-// (odd ci/co, pixel counts off every tile, batch > 1, float and double, 1-3 threads the same
-// bits), the same bits as the GEMM path, and the plan recording the path.
+// its micro-kernels (ukernels/conv1x1_stream.h: full- and half-width tiles, with and without the dy
+// prefetch) at every ISA unit runnable here against a double loop, with sentinels past the tile;
+// the driver at every ISA against the reference backend (odd ci/co, pixel counts off every tile,
+// batch > 1, float and double, 1-3 threads the same bits), the same bits as the GEMM path, and
+// the plan recording the path.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -23,15 +24,17 @@ namespace simd = gradrt::simd;
 constexpr float kSentinel = -12345.0f;
 
 // One micro-kernel call of `rows` rows (the unit's R, or 1 for run1) against a double loop.
-void check_stream(const std::string& who, int64_t rows, int64_t NR, int64_t co, int64_t ci,
-                  void (*fn)(int64_t, int64_t, const float*, const float*, float*), std::mt19937& rng) {
+// pf: the kernel's dy prefetch (a hint: the same values either way).
+void check_stream(const std::string& who, int64_t rows, int64_t NR, int64_t co, int64_t ci, bool pf,
+                  void (*fn)(int64_t, int64_t, const float*, const float*, float*, bool), std::mt19937& rng) {
   const std::vector<float> dy = test::random_vec<float>(rng, size_t(rows * co + 1));
   // wt's padding columns (c >= ci) hold random values too: they may reach only lanes that are
   // overwritten or never stored.
   const std::vector<float> wt = test::random_vec<float>(rng, size_t(co * NR + 1));
   std::vector<float> dx(size_t(rows * ci + NR + 1), kSentinel);
-  fn(co, ci, dy.data(), wt.data(), dx.data());
-  const std::string at = who + " co=" + std::to_string(co) + " ci=" + std::to_string(ci);
+  fn(co, ci, dy.data(), wt.data(), dx.data(), pf);
+  const std::string at =
+      who + " co=" + std::to_string(co) + " ci=" + std::to_string(ci) + " pf=" + std::to_string(int(pf));
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t c = 0; c < ci; ++c) {
       double want = 0, mag = 0;
@@ -54,21 +57,24 @@ TEST_CASE("cpu: 1x1 streaming input-gradient micro-kernels of every ISA unit aga
   int tested = 0;
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::KernelTable* t = simd::kernel_table(isa);
-    for (const simd::StreamUkernel& u : t->stream) {
+    // The unit's full-width tiles, and its half-width one where it has one (AVX-512: ymm).
+    std::vector<simd::StreamUkernel> kernels(std::begin(t->stream), std::end(t->stream));
+    if (t->stream_half.rows > 0) kernels.push_back(t->stream_half);
+    for (const simd::StreamUkernel& u : kernels) {
       REQUIRE(u.rows > 0);
       REQUIRE(bool(u.run));
       REQUIRE(bool(u.run1));
       const int64_t L = u.lanes, NR = int64_t(u.vectors) * L;
       const std::string who = std::string(simd::isa_name(isa)) + " " + std::to_string(u.rows) + "x" +
-                              std::to_string(u.vectors);
+                              std::to_string(u.vectors) + " (" + std::to_string(L) + " lanes)";
       // ci from one past the previous vector count to a whole NR (tails of every length at narrow units).
       std::vector<int64_t> cis = {NR - L + 1, NR - 1, NR};
       if (L > 2) cis.push_back(NR - L / 2);
       for (int64_t ci : cis) {
         if (ci < 1 || ci <= NR - L) continue;
         for (int64_t co : {1, 3, 17, 33}) {
-          check_stream(who, u.rows, NR, co, ci, u.run, rng);
-          check_stream(who + " (1 row)", 1, NR, co, ci, u.run1, rng);
+          for (bool pf : {false, true}) check_stream(who, u.rows, NR, co, ci, pf, u.run, rng);
+          check_stream(who + " (1 row)", 1, NR, co, ci, false, u.run1, rng);
           ++tested;
         }
       }
@@ -79,6 +85,7 @@ TEST_CASE("cpu: 1x1 streaming input-gradient micro-kernels of every ISA unit aga
 
 TEST_CASE("cpu: 1x1 streaming input gradient at every ISA against the reference, and the GEMM path's bits") {
   test::IsaGuard guard;
+  test::TuningGuard tuning_guard;  // every unit's tuning back on exit, a failed REQUIRE too
   std::mt19937 rng(2122);
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
@@ -91,28 +98,37 @@ TEST_CASE("cpu: 1x1 streaming input gradient at every ISA against the reference,
     for (const test::Variant& v : test::variants("cpu"))
       if (v.isa == isa) here.push_back(v);
     // Pixel counts 35 (1x5x7), 2x5x7 = 70 and 3x9x9 = 243: off every tile's R; the variants rerun at
-    // 1-3 threads and must give the same bits.
-    for (int64_t ci : {1, 3, 8, 17, 24, 33})
+    // 1-3 threads and must give the same bits. ci 1-8: AVX-512's half-width (ymm) tile for float,
+    // 1-4 for double.
+    for (int64_t ci : {1, 3, 4, 5, 8, 17, 24, 33})
       for (int64_t co : {1, 3, 8, 17, 24, 33}) {
         const int64_t n = 1 + (ci + co) % 3, h = n == 3 ? 9 : 5, w = n == 3 ? 9 : 7;
         const gradrt::ConvParams p = test::same_conv_params(n, h, w, ci, co, 1, 1);
         test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
         if (co % 2 == 1) test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
       }
-    // A larger batch (several chunks per thread): 8x16x16, 16 <- 96 and 24 <- 144.
-    for (const auto& [ci, co] : std::vector<std::pair<int64_t, int64_t>>{{16, 96}, {24, 144}})
-      test::conv_case<float>(here, test::ConvKernel::bwd_input, test::same_conv_params(8, 16, 16, ci, co, 1, 1), rng);
+    // A larger batch (several chunks per thread): 8x16x16, 16 <- 96, 24 <- 144 and 16 <- 8 (dy rows
+    // shorter than a line: no prefetch), with the dy prefetch on and off.
+    for (bool pf : {true, false}) {
+      CAPTURE(pf);
+      tu.input_stream_prefetch = pf;
+      REQUIRE(simd::set_cpu_tuning(isa, tu));
+      for (const auto& [ci, co] : std::vector<std::pair<int64_t, int64_t>>{{16, 96}, {24, 144}, {16, 8}})
+        test::conv_case<float>(here, test::ConvKernel::bwd_input, test::same_conv_params(8, 16, 16, ci, co, 1, 1), rng);
+    }
 
-    // The same bits as the GEMM path (each dx value sums k = 0..co-1 in one chain on both).
-    for (const auto& [ci, co] : std::vector<std::pair<int64_t, int64_t>>{{8, 48}, {17, 33}, {32, 32}}) {
+    // The same bits as the GEMM path (each dx value sums k = 0..co-1 in one chain on both), with
+    // and without the dy prefetch.
+    for (const auto& [ci, co] : std::vector<std::pair<int64_t, int64_t>>{{8, 48}, {5, 20}, {17, 33}, {32, 32}}) {
       CAPTURE(ci);
       CAPTURE(co);
       test::Host sizes = test::ints({2, 9, 11, ci});
       test::Host wt = test::random(gradrt::DType::float32, {1, 1, ci, co}, rng);
       test::Host dy = test::random(gradrt::DType::float32, {2, 9, 11, co}, rng);
       std::vector<std::vector<float>> got;
-      for (int64_t max_c : {int64_t(64), int64_t(0)}) {
+      for (const auto& [max_c, pf] : std::vector<std::pair<int64_t, bool>>{{64, true}, {64, false}, {0, true}}) {
         tu.input_stream_max = max_c;
+        tu.input_stream_prefetch = pf;
         REQUIRE(simd::set_cpu_tuning(isa, tu));
         gradrt::Tensor dx;
         REQUIRE(gradrt::conv2d_backprop_input(sizes.view(), wt.view(), dy.view(),
@@ -123,8 +139,8 @@ TEST_CASE("cpu: 1x1 streaming input gradient at every ISA against the reference,
         got.emplace_back(d, d + dx.num_bytes() / sizeof(float));
       }
       CHECK(test::same_bits(got[0], got[1]));
+      CHECK(test::same_bits(got[0], got[2]));
     }
-    REQUIRE(simd::set_cpu_tuning(isa, saved));
   }
 }
 
@@ -151,6 +167,14 @@ TEST_CASE("cpu: the plan records the 1x1 input gradient's path") {
     const simd::StreamUkernel& u = simd::kernel_table(isa)->stream[0];
     if (simd::cpu_tuning(isa).input_stream_max >= u.lanes)
       CHECK(tiles_of(u.lanes, 48, 1) == "stream " + std::to_string(u.rows) + "x1");
+    // Rows of at most half a vector: the half-width tile where the unit has one.
+    const simd::StreamUkernel& h = simd::kernel_table(isa)->stream_half;
+    if (h.rows > 0 && simd::cpu_tuning(isa).input_stream_max >= h.lanes) {
+      CHECK(h.lanes * 2 == u.lanes);
+      CHECK(tiles_of(h.lanes, 48, 1) == "stream " + std::to_string(h.rows) + "x1 half");
+      CHECK(tiles_of(1, 48, 1) == "stream " + std::to_string(h.rows) + "x1 half");
+      CHECK(tiles_of(h.lanes + 1, 48, 1) == "stream " + std::to_string(u.rows) + "x1");
+    }
     CHECK(tiles_of(4, 48, 2).rfind("gemm ", 0) == 0);     // stride 2
     CHECK(tiles_of(200, 48, 1).rfind("gemm ", 0) == 0);   // too many dx channels
   }
@@ -166,4 +190,11 @@ TEST_CASE("cpu: GRADRT_CPU_TILES input_stream=N") {
   CHECK_FALSE(simd::apply_tiles_override(simd::Isa::scalar, "input_stream=-1", &t));
   CHECK_FALSE(simd::apply_tiles_override(simd::Isa::scalar, "input_stream=4x", &t));
   CHECK(t.input_stream_max == 24);
+  CHECK(t.input_stream_prefetch);
+  CHECK(simd::apply_tiles_override(simd::Isa::scalar, "stream_pf=0", &t));
+  CHECK_FALSE(t.input_stream_prefetch);
+  CHECK(simd::describe(t).find("input 1x1 stream to 24 (prefetch off)") != std::string::npos);
+  CHECK_FALSE(simd::apply_tiles_override(simd::Isa::scalar, "stream_pf=2", &t));
+  CHECK(simd::apply_tiles_override(simd::Isa::scalar, "stream_pf=1", &t));
+  CHECK(t.input_stream_prefetch);
 }

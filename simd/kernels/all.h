@@ -83,12 +83,27 @@ StreamUkernel stream_ukernel() {
   return StreamUkernel{kTiles.stream_rows[CV - 1], CV, int(K::L), &K::run, &Conv1x1Stream<float, Arch, 1, CV>::run};
 }
 
+template <class Arch>
+StreamUkernel stream_half_ukernel() {
+  using H = typename HalfArch<Arch>::type;
+  if constexpr (std::is_void_v<H> || kTiles.stream_half_rows == 0) {
+    return StreamUkernel{};
+  } else {
+    using K = Conv1x1Stream<float, H, kTiles.stream_half_rows, 1>;
+    return StreamUkernel{kTiles.stream_half_rows, 1, int(K::L), &K::run, &Conv1x1Stream<float, H, 1, 1>::run};
+  }
+}
+
 template <class T, class Arch>
 InputPath input_path(const ConvTuning& tu, const ConvParams& p) {
-  if (const int cv = conv2d_backprop_input_stream_vectors<T, Arch>(tu, p))
+  if (const int cv = conv2d_backprop_input_stream_vectors<T, Arch>(tu, p)) {
+    if (const int half = conv2d_backprop_input_stream_half_rows<T, Arch>(p.in_c))
+      return InputPath{.stream = true, .tile = GemmTile{half, 1}, .half = true};
     return InputPath{true, GemmTile{kTiles.stream_rows[cv - 1], cv}};
+  }
   const GemmTile tile = conv2d_backprop_input_tile<T, Arch>(tu, p);
-  return InputPath{false, tile, conv2d_backprop_input_dy_pad(p, tile.rows, tu.input_pad_dy).on};
+  return InputPath{.stream = false, .tile = tile,
+                   .padded_dy = conv2d_backprop_input_dy_pad(p, tile.rows, tu.input_pad_dy).on};
 }
 
 template <class Arch>
@@ -103,6 +118,7 @@ KernelTable make_table() {
   t.input_path = [](const ConvTuning& tu, const ConvParams& p, bool f64) {
     return f64 ? input_path<double, Arch>(tu, p) : input_path<float, Arch>(tu, p);
   };
+  t.stream_half = stream_half_ukernel<Arch>();
   return t;
 }
 

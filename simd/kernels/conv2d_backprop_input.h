@@ -476,7 +476,7 @@ void conv2d_backprop_input(const Exec& exec, const ConvTuning& tuning, const Con
                            T* dx) {
   // 1x1 stride 1 with few dx channels: the streaming path (conv2d_backprop_input_stream.h).
   if (const int cv = conv2d_backprop_input_stream_vectors<T, Arch>(tuning, p))
-    return conv2d_backprop_input_stream<T, Arch>(cv, exec, p, w, dy, dx);
+    return conv2d_backprop_input_stream<T, Arch>(cv, exec, tuning, p, w, dy, dx);
   with_gemm_tile<kTiles>(conv2d_backprop_input_tile<T, Arch>(tuning, p),
                  [&]<int MR, int NRV>() {
                    conv2d_backprop_input_tiled<T, Arch, MR, NRV>(exec, tuning, p, w, dy, dx);

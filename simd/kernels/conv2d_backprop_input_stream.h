@@ -12,8 +12,12 @@
 // When (conv2d_backprop_input_stream_vectors): ConvTuning::input_stream_max bounds ci (per
 // microarchitecture, simd/tuning.cpp, where the crossover against the GEMM path is measured), and
 // ci must fit Tiles::stream_rows' 4 vectors (avx512: 64 floats, 32 doubles; avx2 32 / 16; sse4_2,
-// neon, wasm 16 / 8; scalar 4) and W^T L1 (below).
+// neon, wasm 16 / 8; scalar 4) and W^T L1 (below). Rows of at most half a vector run half-width
+// vectors where the unit has them (AVX-512: ymm, Tiles::stream_half_rows). Every tile prefetches
+// the next tile's dy along its k loop (ConvTuning::input_stream_prefetch, ukernels/conv1x1_stream.h).
 #pragma once
+
+#include <type_traits>
 
 #include "common.h"
 #include "../ukernels/conv1x1_stream.h"
@@ -36,17 +40,38 @@ constexpr int conv2d_backprop_input_stream_vectors(const ConvTuning& tu, const C
   return cv <= 4 && fits_l1 && kTiles.stream_rows[cv - 1] > 0 ? int(cv) : 0;
 }
 
+// Rows of the half-width-vector tile (HalfArch, Tiles::stream_half_rows) when ci fits half a
+// vector of the unit; 0: the full-width tile (stream_rows[0]).
+template <class T, class Arch>
+constexpr int conv2d_backprop_input_stream_half_rows(int64_t ci) {
+  using H = typename HalfArch<Arch>::type;
+  if constexpr (std::is_void_v<H> || kTiles.stream_half_rows == 0)
+    return 0;
+  else
+    return ci <= Vec<T, H>::width ? kTiles.stream_half_rows : 0;
+}
+
 // Scratch: the packed W^T (co rows of NR values), when the plan keeps none.
 template <class T, class Arch>
 size_t conv2d_backprop_input_stream_workspace(int cv, const ConvParams& p) {
   return line_bytes<T>(p.out_c * cv * Vec<T, Arch>::width);
 }
 
-template <class T, class Arch, int CV>
-void conv2d_backprop_input_stream_cv(const Exec& exec, const ConvParams& p, const T* w, const T* dy, T* dx) {
-  constexpr int R = kTiles.stream_rows[CV - 1];
-  using K = Conv1x1Stream<T, Arch, R, CV>;
-  using K1 = Conv1x1Stream<T, Arch, 1, CV>;
+// Whether the tiles prefetch the next tile's dy block over their co steps (ukernels/
+// conv1x1_stream.h): when the tuning allows it (ConvTuning::input_stream_prefetch) and a dy row
+// fills a cache line: 32768 pixels of 16 <- 8 (32-byte rows, 8 steps) took 1.04-1.05x the
+// time with it (EMR, 1 thread).
+template <class T>
+bool conv2d_backprop_input_stream_prefetch(const ConvTuning& tu, int64_t co) {
+  return tu.input_stream_prefetch && co * int64_t(sizeof(T)) >= 64;
+}
+
+// The path with tiles of R pixels x CV vectors of arch VArch (the unit's, or its HalfArch).
+template <class T, class VArch, int R, int CV>
+void conv2d_backprop_input_stream_tiles(const Exec& exec, const ConvTuning& tu, const ConvParams& p, const T* w,
+                                        const T* dy, T* dx) {
+  using K = Conv1x1Stream<T, VArch, R, CV>;
+  using K1 = Conv1x1Stream<T, VArch, 1, CV>;
   constexpr int64_t NR = K::NR;
   const int64_t P = p.batch * p.in_h * p.in_w, co = p.out_c, ci = p.in_c;
   if (P == 0) return;
@@ -64,21 +89,27 @@ void conv2d_backprop_input_stream_cv(const Exec& exec, const ConvParams& p, cons
   // Tile t covers pixels [t*R, t*R + R); the last P % R pixels one at a time (the 1-row kernel:
   // same order of sums). Guided chunks of >= 8 tiles (~1-2 us each at the Keras shapes).
   const int64_t tiles = P / R;
-  // (Tried: each tile prefetching the next tile's dy block: 1.00-1.22x the time, EMR 1 thread.)
+  const bool pf = conv2d_backprop_input_stream_prefetch<T>(tu, co);
   par_guided(exec, tiles, 8, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) K::run(co, ci, dy + t * R * co, wt, dx + t * R * ci);
+    for (int64_t t = t0; t < t1; ++t) K::run(co, ci, dy + t * R * co, wt, dx + t * R * ci, pf);
   });
-  for (int64_t i = tiles * R; i < P; ++i) K1::run(co, ci, dy + i * co, wt, dx + i * ci);
+  for (int64_t i = tiles * R; i < P; ++i) K1::run(co, ci, dy + i * co, wt, dx + i * ci, false);
 }
 
 // Runs the path with cv vectors (from conv2d_backprop_input_stream_vectors).
 template <class T, class Arch>
-void conv2d_backprop_input_stream(int cv, const Exec& exec, const ConvParams& p, const T* w, const T* dy, T* dx) {
+void conv2d_backprop_input_stream(int cv, const Exec& exec, const ConvTuning& tu, const ConvParams& p, const T* w,
+                                  const T* dy, T* dx) {
+  constexpr int half = kTiles.stream_half_rows;
+  if constexpr (half > 0 && !std::is_void_v<typename HalfArch<Arch>::type>)
+    if (conv2d_backprop_input_stream_half_rows<T, Arch>(p.in_c))
+      return conv2d_backprop_input_stream_tiles<T, typename HalfArch<Arch>::type, half, 1>(exec, tu, p, w, dy, dx);
+  constexpr Tiles u = kTiles;
   switch (cv) {
-    case 1: return conv2d_backprop_input_stream_cv<T, Arch, 1>(exec, p, w, dy, dx);
-    case 2: return conv2d_backprop_input_stream_cv<T, Arch, 2>(exec, p, w, dy, dx);
-    case 3: return conv2d_backprop_input_stream_cv<T, Arch, 3>(exec, p, w, dy, dx);
-    default: return conv2d_backprop_input_stream_cv<T, Arch, 4>(exec, p, w, dy, dx);
+    case 1: return conv2d_backprop_input_stream_tiles<T, Arch, u.stream_rows[0], 1>(exec, tu, p, w, dy, dx);
+    case 2: return conv2d_backprop_input_stream_tiles<T, Arch, u.stream_rows[1], 2>(exec, tu, p, w, dy, dx);
+    case 3: return conv2d_backprop_input_stream_tiles<T, Arch, u.stream_rows[2], 3>(exec, tu, p, w, dy, dx);
+    default: return conv2d_backprop_input_stream_tiles<T, Arch, u.stream_rows[3], 4>(exec, tu, p, w, dy, dx);
   }
 }
 

@@ -67,11 +67,11 @@ struct RowUkernels {
 
 // The 1x1 input gradient's streaming micro-kernel (ukernels/conv1x1_stream.h) with CV = 1..4
 // vectors of dx channels: the unit's R-row tile and the 1-row one the driver runs on the last
-// P % R pixels; for its tester (tests/test_ukernels_stream.cpp).
+// P % R pixels; for its tester (tests/test_ukernels_stream.cpp). prefetch: the next tile's dy.
 struct StreamUkernel {
   int rows = 0, vectors = 0, lanes = 1;
-  void (*run)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx) = nullptr;
-  void (*run1)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx) = nullptr;
+  void (*run)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx, bool prefetch) = nullptr;
+  void (*run1)(int64_t co, int64_t ci, const float* dy, const float* wt, float* dx, bool prefetch) = nullptr;
 };
 
 // What Conv2DBackpropInput runs for these params (PlanInfo::tiles through CpuBackend::tiles_for):
@@ -80,7 +80,8 @@ struct StreamUkernel {
 struct InputPath {
   bool stream = false;
   GemmTile tile;
-  bool padded_dy = false;
+  bool half = false;  // the streaming tile in half-width vectors (Tiles::stream_half_rows)
+  bool padded_dy = false;  // the tile reads a zero-bordered copy of dy (small images)
 };
 
 struct KernelTable {
@@ -90,6 +91,7 @@ struct KernelTable {
   RowUkernels rows;
   StreamUkernel stream[4];  // [CV - 1]
   InputPath (*input_path)(const ConvTuning&, const ConvParams&, bool f64) = nullptr;
+  StreamUkernel stream_half;  // half-width vectors, CV = 1 (rows 0: the unit has none)
 };
 
 // Driver calls that took memory of their own for want of workspace (common.h Arena).
