@@ -31,6 +31,9 @@ struct ConvTuning {
   // columns, fw > 1, out_c in whole vectors) runs conv2d_backprop_filter_few_c.h: GEMM rows are
   // a filter row's (kx, c) values. 0: off (the per-tap GEMM for every shape).
   int64_t filter_few_c_max = 4;
+  // In that path, filter rows ky, ky + stride_h, ... that read the same x rows share each
+  // broadcast of an x value (FewCGroupTile; the same bits either way). Off: filter_share=0.
+  bool filter_few_c_share = true;
   // Conv2DBackpropInput: an interior tile prefetches the next tile's dy lines under every
   // tap row (Zen 5: 1-7% faster; Emerald Rapids: 2-3% slower).
   bool input_prefetch_dy = true;

@@ -39,6 +39,10 @@ RowUkernels row_ukernels() {
     u.dwx2_row[1] = &dwx2_row<F, Arch, 2>;
     u.dwx2_row[2] = &dwx2_row<F, Arch, 3>;
   }
+  u.few_c = &few_c_ukernel<F, Arch>;
+  for (int g = 1; g <= kFewCGroupMax; ++g)
+    for (int v : {1, 2, 4})
+      u.few_c_rows[g][v] = few_c_instantiated(g, v) ? few_c_rmax(g, v) : 0;
   return u;
 }
 
