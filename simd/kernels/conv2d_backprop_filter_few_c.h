@@ -146,6 +146,70 @@ void few_c_group_tile(int64_t rows, A... args) {
   }
 }
 
+// Filter rows stacked in one tile: KY filter rows ky + k (k < KY) of J = m values each, for one
+// output pixel: rows (k, j) of A at a[k*kys + j] (kys: the x buffer's rows between filter rows),
+// C's rows k*J + j consecutive (J = m: the whole filter row). Per pixel one load of NRV dy
+// vectors feeds KY*J*NRV FMAs into as many independent accumulators: with out_c 16 (NRV 1) and
+// m = 9 a lone filter row has 9 chains of FMAs, too few to hide the FMA latency at two FMAs per
+// cycle; 3x3x3 stacks to 27. Each accumulator's chain is FewCTile's: the same bits.
+template <class T, class Arch, int KY, int J, int NRV>
+struct FewCStackTile {
+  using V = Vec<T, Arch>;
+  using B = typename V::type;
+  static constexpr int64_t L = V::width;
+
+  GRADRT_SIMD_NOINLINE static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs,
+                                       int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+    B acc[KY][J][NRV];
+#pragma GCC unroll 4
+    for (int k = 0; k < KY; ++k)
+#pragma GCC unroll 32
+      for (int i = 0; i < J; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j)
+          acc[k][i][j] = accumulate ? V::load(c + (k * J + i) * ldc + j * L) : V::zero();
+    for (int64_t r = 0; r < nrows; ++r) {
+      const T* ap = a + r * ars;
+      GRADRT_GEMM_K_LOOP
+      for (int64_t q = 0; q < ncols; ++q, ap += acs, b += ldb) {
+        B bv[NRV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
+#pragma GCC unroll 4
+        for (int k = 0; k < KY; ++k)
+#pragma GCC unroll 32
+          for (int i = 0; i < J; ++i) {
+            const B av = V::set1(ap[k * kys + i]);
+#pragma GCC unroll 4
+            for (int j = 0; j < NRV; ++j) acc[k][i][j] = V::fma(av, bv[j], acc[k][i][j]);
+          }
+      }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < KY; ++k)
+#pragma GCC unroll 32
+      for (int i = 0; i < J; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j) V::store(c + (k * J + i) * ldc + j * L, acc[k][i][j]);
+  }
+};
+
+// Accumulators a stacked tile may take with NRV vectors: the unit's vector registers (32 with
+// 64-byte vectors, else 16) less the NRV dy vectors and one broadcast.
+template <class T, class Arch>
+constexpr int few_c_stack_acc(int nrv) {
+  return (sizeof(typename Vec<T, Arch>::type) >= 64 ? 32 : 16) - nrv - 1;
+}
+
+// FewCStackTile<KY, J, NRV>::run for a run-time J with KY*J*NRV within few_c_stack_acc.
+template <class T, class Arch, int KY, int NRV, int J = 1, class... A>
+void few_c_stack_tile(int64_t j, A... args) {
+  if constexpr (KY * J * NRV <= few_c_stack_acc<T, Arch>(NRV)) {
+    if (j == J) return FewCStackTile<T, Arch, KY, J, NRV>::run(args...);
+    return few_c_stack_tile<T, Arch, KY, NRV, J + 1>(j, args...);
+  }
+}
+
 // Which (G, NRV) tiles exist in this unit: G = 1 with 1, 2, 4 vectors, G = 2, 3 with 1, 2 (and
 // no more vectors than the GEMM tile's, and room for one row).
 constexpr bool few_c_instantiated(int g, int nrv) {
@@ -253,10 +317,11 @@ struct FewCRows {
   }
 };
 
-// share_rows: group filter rows that read the same x rows (ConvTuning::filter_few_c_share).
+// share_rows: group filter rows that read the same x rows (ConvTuning::filter_few_c_share);
+// stack_rows: whole filter rows in one tile where they fit (ConvTuning::filter_few_c_stack).
 template <class T, class Arch>
-void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool share_rows, const T* x, const T* dy,
-                                  T* dw) {
+void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool share_rows, bool stack_rows, const T* x,
+                                  const T* dy, T* dw) {
   constexpr int64_t L = Vec<T, Arch>::width;
   const int64_t nw = p.w_elements();
   if (nw == 0) return;
@@ -269,6 +334,13 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool sh
   // Filter rows ky, ky + sh, ... read the same x rows (dilation_h 1): grouped, see FewCRows.
   const bool share = share_rows && p.dilation_h == 1 && p.stride_h < p.filter_h;
   const FewCRows plan(m, nv, kFewCVec, share);
+  // Stacking whole filter rows (FewCStackTile): up to 3 where 2 or more fit the registers with
+  // the single-row choice's vectors; it then replaces the sharing of x rows.
+  const int nrv1 = plan.nrv[1];
+  int64_t stack = 1;
+  if (stack_rows && nrv1 <= 2)
+    for (int64_t k = 2; k <= imin(3, p.filter_h); ++k)
+      if (k * m * nrv1 <= few_c_stack_acc<T, Arch>(nrv1)) stack = k;
   Arena scratch(exec);  // sizes: conv2d_backprop_filter_few_c_scratch
   T* part = f.chunks > 1 ? scratch.take<T>(f.chunks * nw) : dw;
   ThreadParts parts(scratch, conv2d_backprop_filter_few_c_scratch<T>(p).per_thread, exec.threads);
@@ -305,6 +377,26 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool sh
         // Classes of filter rows ky0, ky0 + sh, ... (with share; else one row each), cut into
         // groups of G rows ky, ky + sh, ..., ky + (G-1)*sh.
         const int64_t classes = share ? sh : p.filter_h, step = share ? sh : p.filter_h;
+        if (stack > 1) {  // whole filter rows stacked, KY at a time (one tile of m rows each)
+          for (int64_t ky = 0; ky < p.filter_h;) {
+            const int64_t ks = imin(stack, p.filter_h - ky);
+            for (int64_t v0 = 0; v0 < nv; v0 += nrv1) {
+              const int64_t v = imin(nrv1, nv - v0);
+              const T* at = xb + ky * p.dilation_h * rowlen;
+              const T* bt = dyr + v0 * L;
+              T* ct = out + ky * m * co + v0 * L;
+              const int64_t kys = p.dilation_h * rowlen;
+              auto stacked = [&]<int NV>() {
+                if (ks == 1) few_c_tile<T, Arch, NV>(m, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first);
+                else if (ks == 2) few_c_stack_tile<T, Arch, 2, NV>(m, sr, p.out_w, at, ars, acs, kys, bt, co, ct, co, !first);
+                else few_c_stack_tile<T, Arch, 3, NV>(m, sr, p.out_w, at, ars, acs, kys, bt, co, ct, co, !first);
+              };
+              if (v == 2) stacked.template operator()<2>();
+              else stacked.template operator()<1>();
+            }
+            ky += ks;
+          }
+        } else
         for (int64_t ky0 = 0; ky0 < classes; ++ky0)
           for (int64_t ky = ky0; ky < p.filter_h;) {
             const int64_t left = (p.filter_h - ky + step - 1) / step;  // rows of the class from ky
