@@ -423,13 +423,55 @@ void few_c(const Rows& u, std::mt19937& rng, Report& r) {
     }
 }
 
+// ---- the stacked tile: KY filter rows k of J values, rows k*J + i of c:
+//   c[(k*J + i)*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + k*kys + i] * b[(r*ncols + q)*ldb + j]
+void few_c_stack(const Rows& u, std::mt19937& rng, Report& r) {
+  if (!u.few_c_stack) return;
+  for (int KY : {2, 3})
+    for (int nrv : {1, 2}) {
+      const int jmax = u.few_c_stack_rows[KY][nrv];
+      for (int J : {1, (jmax + 1) / 2, jmax}) {
+        if (J < 1 || J > jmax) continue;
+        for (int64_t nrows : {1, 3})
+          for (int64_t ncols : {1, 5})
+            for (bool acc : {false, true}) {
+              const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes, ldc = nr + 3;
+              const int64_t kys = J + 5, acs = 2, ars = ncols * acs + KY * kys + 1;
+              const Vec a = test::random_vec<float>(rng, nrows * ars);
+              const Vec b = test::random_vec<float>(rng, nrows * ncols * ldb);
+              Vec c = with_sentinel(size_t(KY * J * ldc));
+              const Vec init = test::random_vec<float>(rng, int64_t(c.size()));
+              for (int64_t e = 0; e < KY * J * ldc; ++e)
+                if (e % ldc < nr) c[size_t(e)] = init[size_t(e)];
+              u.few_c_stack(KY, nrv, J, nrows, ncols, a.data(), ars, acs, kys, b.data(), ldb, c.data(), ldc, acc);
+              const std::string shape = at("few_c_stack KY NRV J nrows ncols acc", {KY, nrv, J, nrows, ncols, acc});
+              for (int64_t e = 0; e < int64_t(c.size()); ++e) {
+                const int64_t row = e / ldc, j = e % ldc;
+                if (row >= KY * J || j >= nr) {
+                  r.expect(c[size_t(e)] == kSentinel, shape + ": wrote outside the tile at " + std::to_string(e));
+                  continue;
+                }
+                const int64_t k = row / J, i = row % J;
+                double want = acc ? init[size_t(e)] : 0, mag = std::fabs(want);
+                for (int64_t rr = 0; rr < nrows; ++rr)
+                  for (int64_t q = 0; q < ncols; ++q) {
+                    const double term = double(a[size_t(rr * ars + q * acs + k * kys + i)]) * b[size_t((rr * ncols + q) * ldb + j)];
+                    want += term, mag += std::fabs(term);
+                  }
+                r.near(c[size_t(e)], want, mag, shape);
+              }
+            }
+      }
+    }
+}
+
 struct Tester {
   const char* name;
   void (*run)(const Rows&, std::mt19937&, Report&);
 };
 const Tester kTesters[] = {{"relu", relu},           {"pooling", pooling}, {"fractional_pooling", fractional_pooling},
                            {"batch_norm", batch_norm}, {"dw_row", dw_row}, {"dwx2_row", dwx2_row},
-                           {"few_c", few_c}};
+                           {"few_c", few_c}, {"few_c_stack", few_c_stack}};
 
 }  // namespace
 

@@ -210,6 +210,17 @@ void few_c_stack_tile(int64_t j, A... args) {
   }
 }
 
+// few_c_stack_tile by run-time (ky, nrv), for the micro-kernel tester (RowUkernels::few_c_stack).
+template <class T, class Arch>
+void few_c_stack_ukernel(int ky, int nrv, int64_t j, int64_t nrows, int64_t ncols, const T* a, int64_t ars,
+                         int64_t acs, int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+  auto with = [&]<int KY, int V>() {
+    few_c_stack_tile<T, Arch, KY, V>(j, nrows, ncols, a, ars, acs, kys, b, ldb, c, ldc, accumulate);
+  };
+  if (ky == 2) nrv == 2 ? with.template operator()<2, 2>() : with.template operator()<2, 1>();
+  else if (ky == 3) nrv == 2 ? with.template operator()<3, 2>() : with.template operator()<3, 1>();
+}
+
 // Which (G, NRV) tiles exist in this unit: G = 1 with 1, 2, 4 vectors, G = 2, 3 with 1, 2 (and
 // no more vectors than the GEMM tile's, and room for one row).
 constexpr bool few_c_instantiated(int g, int nrv) {

@@ -70,6 +70,11 @@ struct RowUkernels {
   void (*few_c)(int g, int nrv, int64_t r, int64_t steps, int64_t ncols, const float* a, int64_t ars, int64_t acs,
                 const float* b, int64_t brs, int64_t ldb, float* c, int64_t cgs, int64_t ldc, unsigned accumulate) = nullptr;
   int few_c_rows[4][5] = {};
+  // Its stacked tile (FewCStackTile): KY = 2, 3 filter rows of J values, NRV = 1, 2 vectors;
+  // few_c_stack_rows[KY][NRV]: the largest J instantiated.
+  void (*few_c_stack)(int ky, int nrv, int64_t j, int64_t nrows, int64_t ncols, const float* a, int64_t ars,
+                      int64_t acs, int64_t kys, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) = nullptr;
+  int few_c_stack_rows[4][3] = {};
 };
 
 // The 1x1 input gradient's streaming micro-kernel (ukernels/conv1x1_stream.h) with CV = 1..4
