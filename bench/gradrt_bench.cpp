@@ -402,6 +402,17 @@ int main(int argc, char** argv) {
              {3, 32, 32, 64, 2}, {3, 16, 32, 32, 1}, {3, 16, 64, 128, 2}, {1, 32, 32, 32, 1}, {1, 32, 8, 48, 1},
              {1, 32, 16, 8, 1}, {1, 32, 16, 96, 1}, {1, 16, 24, 144, 1}, {1, 16, 64, 64, 1}})
       add_conv_cases(cases, false, 32, hw, c, oc, k, s, "keras");
+  // The Keras step's filter gradients (bench/keras_step.py: small_cnn's and resnet's layers, the
+  // first layers on RGB input included), at batch 32 whatever --batch, in their own group
+  // "keras_filter" (--keras=0 leaves them out): k, hw, x channels, dy channels, stride.
+  if (keras)
+    for (const auto& [k, hw, c, oc, s] : std::vector<std::array<int64_t, 5>>{
+             {7, 64, 3, 32, 2}, {3, 32, 3, 32, 1}, {3, 32, 32, 64, 2}, {3, 16, 32, 32, 1}, {3, 16, 32, 64, 2},
+             {3, 8, 64, 64, 1}, {1, 32, 32, 32, 1}, {1, 16, 32, 64, 2}, {1, 16, 64, 64, 1}}) {
+      add_conv_cases(cases, false, 32, hw, c, oc, k, s);
+      cases.erase(cases.end() - 2);  // add_conv_cases' Conv2DBackpropInput
+      cases.back().group = "keras_filter";
+    }
 
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   if (csv) std::fprintf(csv, "threads,group,op,shape,batch,gradrt_ms,onednn_ms,rate,unit,peak_pct,ratio,onednn_nhwc_ms,ratio_nhwc\n");

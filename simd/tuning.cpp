@@ -159,6 +159,14 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
       t.filter_few_c_max = a;
+    } else if (key == "filter_share") {  // few-c path: filter rows sharing x rows share broadcasts
+      const std::string val(v, vn);
+      if (val != "0" && val != "1") return false;
+      t.filter_few_c_share = val == "1";
+    } else if (key == "filter_stack") {  // few-c path: whole filter rows stacked in one tile
+      const std::string val(v, vn);
+      if (val != "0" && val != "1") return false;
+      t.filter_few_c_stack = val == "1";
     } else if (key == "input_stream") {  // the 1x1 streaming input gradient up to this many dx channels (0: off)
       long long a = -1;
       char tail = 0;
@@ -208,14 +216,16 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 std::string describe(const ConvTuning& t) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s, filter few-c to %lld, "
+                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s, filter few-c to %lld%s%s, "
                 "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, input 1x1 stream to %lld "
                 "(prefetch %s), input dy pad %s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
                 static_cast<long long>(t.filter_k_wide), t.input_prefetch_dy ? "on" : "off",
-                static_cast<long long>(t.filter_few_c_max), t.depthwise_filter_prefetch ? "on" : "off",
+                static_cast<long long>(t.filter_few_c_max),
+                t.filter_few_c_share ? " (rows share x)" : "",
+                t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
                 static_cast<long long>(t.input_stream_max), t.input_stream_prefetch ? "on" : "off", t.input_pad_dy ? "on" : "off");
   return buf;

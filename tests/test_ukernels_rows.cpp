@@ -1,5 +1,6 @@
 // A tester per non-GEMM cpu micro-kernel (simd/kernels/table.h RowUkernels: relu, pooling,
-// fractional pooling, batch norm, the depthwise gather row and the stride-2 input-gradient row),
+// fractional pooling, batch norm, the depthwise gather row, the stride-2 input-gradient row and the
+// few-input-channel filter gradient's tiles),
 // called directly at every ISA unit built here and runnable on this CPU, over edge sizes (channel
 // counts 1 .. 2 vector widths + 1, widths 1-3, odd strides, edges) against core's reference
 // kernels or a plain loop written here. Outputs get a sentinel past their end (and between the
@@ -376,12 +377,101 @@ void dwx2_row(const Rows& u, std::mt19937& rng, Report& r) {
   }
 }
 
+// ---- the few-input-channel filter gradient's tiles (kernels/conv2d_backprop_filter_few_c.h):
+// member g < G of a tile, row i < R, column j < NRV*lanes:
+//   c[g*cgs + i*ldc + j] (+)= sum_{s < steps, q < ncols} a[s*ars + q*acs + i] * b[(s - g)*brs + q*ldb + j]
+// (+= where bit g of the mask is set). Strides wider than the data and sentinels in the gaps of c.
+void few_c(const Rows& u, std::mt19937& rng, Report& r) {
+  if (!u.few_c) return;
+  for (int G = 1; G <= 3; ++G)
+    for (int nrv : {1, 2, 4}) {
+      const int rmax = u.few_c_rows[G][nrv];
+      for (int R : {1, (rmax + 1) / 2, rmax}) {
+        if (R < 1 || R > rmax) continue;
+        for (int64_t steps : {1, 2, 5})
+          for (int64_t ncols : {1, 3, 6})
+            for (unsigned mask : {0u, 7u, 5u}) {
+              const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes, brs = ncols * ldb;
+              const int64_t acs = R + 2, ars = ncols * acs + 3, ldc = nr + 3, cgs = R * ldc + 2;
+              const Vec a = test::random_vec<float>(rng, steps * ars);
+              const Vec bv = test::random_vec<float>(rng, (steps + G - 1) * brs);
+              const float* b = bv.data() + (G - 1) * brs;  // member 0's row at step 0
+              Vec c = with_sentinel(size_t(G * cgs));
+              Vec init = test::random_vec<float>(rng, int64_t(c.size()));
+              for (int g = 0; g < G; ++g)
+                for (int i = 0; i < R; ++i)
+                  for (int64_t j = 0; j < nr; ++j) c[size_t(g * cgs + i * ldc + j)] = init[size_t(g * cgs + i * ldc + j)];
+              u.few_c(G, nrv, R, steps, ncols, a.data(), ars, acs, b, brs, ldb, c.data(), cgs, ldc, mask);
+              const std::string shape = at("few_c G NRV R steps ncols mask", {G, nrv, R, steps, ncols, int64_t(mask)});
+              for (int64_t e = 0; e < int64_t(c.size()); ++e) {
+                const int64_t g = e / cgs, i = (e % cgs) / ldc, j = (e % cgs) % ldc;
+                if (g >= G || i >= R || j >= nr) {
+                  r.expect(c[size_t(e)] == kSentinel, shape + ": wrote outside the tile at " + std::to_string(e));
+                  continue;
+                }
+                const bool acc = G == 1 ? (mask & 1u) != 0 : ((mask >> g) & 1u) != 0;
+                double want = acc ? init[size_t(e)] : 0, mag = std::fabs(want);
+                for (int64_t st = 0; st < steps; ++st)
+                  for (int64_t q = 0; q < ncols; ++q) {
+                    const double term = double(a[size_t(st * ars + q * acs + i)]) * b[(st - g) * brs + q * ldb + j];
+                    want += term, mag += std::fabs(term);
+                  }
+                r.near(c[size_t(e)], want, mag, shape);
+              }
+            }
+      }
+    }
+}
+
+// ---- the stacked tile: KY filter rows k of J values, rows k*J + i of c:
+//   c[(k*J + i)*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + k*kys + i] * b[(r*ncols + q)*ldb + j]
+void few_c_stack(const Rows& u, std::mt19937& rng, Report& r) {
+  if (!u.few_c_stack) return;
+  for (int KY : {2, 3})
+    for (int nrv : {1, 2}) {
+      const int jmax = u.few_c_stack_rows[KY][nrv];
+      for (int J : {1, (jmax + 1) / 2, jmax}) {
+        if (J < 1 || J > jmax) continue;
+        for (int64_t nrows : {1, 3})
+          for (int64_t ncols : {1, 5})
+            for (bool acc : {false, true}) {
+              const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes, ldc = nr + 3;
+              const int64_t kys = J + 5, acs = 2, ars = ncols * acs + KY * kys + 1;
+              const Vec a = test::random_vec<float>(rng, nrows * ars);
+              const Vec b = test::random_vec<float>(rng, nrows * ncols * ldb);
+              Vec c = with_sentinel(size_t(KY * J * ldc));
+              const Vec init = test::random_vec<float>(rng, int64_t(c.size()));
+              for (int64_t e = 0; e < KY * J * ldc; ++e)
+                if (e % ldc < nr) c[size_t(e)] = init[size_t(e)];
+              u.few_c_stack(KY, nrv, J, nrows, ncols, a.data(), ars, acs, kys, b.data(), ldb, c.data(), ldc, acc);
+              const std::string shape = at("few_c_stack KY NRV J nrows ncols acc", {KY, nrv, J, nrows, ncols, acc});
+              for (int64_t e = 0; e < int64_t(c.size()); ++e) {
+                const int64_t row = e / ldc, j = e % ldc;
+                if (row >= KY * J || j >= nr) {
+                  r.expect(c[size_t(e)] == kSentinel, shape + ": wrote outside the tile at " + std::to_string(e));
+                  continue;
+                }
+                const int64_t k = row / J, i = row % J;
+                double want = acc ? init[size_t(e)] : 0, mag = std::fabs(want);
+                for (int64_t rr = 0; rr < nrows; ++rr)
+                  for (int64_t q = 0; q < ncols; ++q) {
+                    const double term = double(a[size_t(rr * ars + q * acs + k * kys + i)]) * b[size_t((rr * ncols + q) * ldb + j)];
+                    want += term, mag += std::fabs(term);
+                  }
+                r.near(c[size_t(e)], want, mag, shape);
+              }
+            }
+      }
+    }
+}
+
 struct Tester {
   const char* name;
   void (*run)(const Rows&, std::mt19937&, Report&);
 };
 const Tester kTesters[] = {{"relu", relu},           {"pooling", pooling}, {"fractional_pooling", fractional_pooling},
-                           {"batch_norm", batch_norm}, {"dw_row", dw_row}, {"dwx2_row", dwx2_row}};
+                           {"batch_norm", batch_norm}, {"dw_row", dw_row}, {"dwx2_row", dwx2_row},
+                           {"few_c", few_c}, {"few_c_stack", few_c_stack}};
 
 }  // namespace
 
