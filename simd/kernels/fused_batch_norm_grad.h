@@ -38,6 +38,9 @@
 // 1.8-4.1x at 2 (64-192 contiguous bytes per 1 KB row, in both passes). Without the NT dx
 // stores at batch 8: 1.4-1.6x the time (so 4 MiB stays). The dx pass last chunk first
 // (ConvTuning::bn_grad_dx_reverse_bytes): 0.95x the time at batch 1, 1.02-1.05x at batch 8.
+// Session 13: non-temporal dx from 1 MiB there (batch 1's 3.2 MB dx no longer evicts the
+// dy + x lines that the reversed pass and the next call reread from L2): 0.84x the time at
+// batch 1, 1 thread (256 KiB the same; without the reversal 0.92x: both kept).
 #pragma once
 
 #include <cmath>
