@@ -62,6 +62,11 @@ struct ConvTuning {
   // chunks last to first, so it starts on the rows the sum pass read last (still in L2 where
   // the L2 holds a good part of dy + x). 0: never. Emerald Rapids (2 MB L2): 16 MiB.
   int64_t bn_grad_dx_reverse_bytes = 0;
+  // FusedBatchNormGrad and the 3x3 depthwise filter gradient (dwf_chunked): work items
+  // claimed from both ends (kernels/common.h par_two_ended: the caller from the front, the
+  // helpers from the back), so each thread keeps to its own rows from call to call; off:
+  // parallel_for's shared counter. Never touches the bits.
+  bool two_ended_claims = true;
   // FusedBatchNormGrad (training): dx of at least this many bytes is written
   // with non-temporal stores (when vector-aligned). 0: never. Zen 5: 4 MiB (kernels/fused_batch_norm_grad.h).
   int64_t bn_grad_stream_bytes = int64_t{4} << 20;

@@ -128,6 +128,10 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // batch 1 (56x56x256, 6.4 MB), 1 thread (2 threads: 0.97x); at batch 8 (51 MB) 1.02-1.05x,
     // so not there (cli_ab, session 12).
     t.bn_grad_dx_reverse_bytes = int64_t{16} << 20;
+    // Its dx non-temporal from 1 MiB (the default 4 MiB left batch 1's 3.2 MB dx to normal
+    // stores, which evict the dy + x lines the reversed pass and the next call reread from L2):
+    // 0.84x the time at batch 1 (56x56x256), 1 thread; 256 KiB the same (cli_ab, session 13).
+    t.bn_grad_stream_bytes = int64_t{1} << 20;
   }
   return t;
 }
@@ -198,6 +202,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
       t.bn_grad_stream_bytes = int64_t(a) << 10;
+    } else if (key == "ends") {  // two-ended claims (FusedBatchNormGrad, the 3x3 depthwise filter gradient)
+      const std::string val(v, vn);
+      if (val != "0" && val != "1") return false;
+      t.two_ended_claims = val == "1";
     } else if (key == "dwf_pf") {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
@@ -217,8 +225,8 @@ std::string describe(const ConvTuning& t) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s, filter few-c to %lld%s%s, "
-                "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, input 1x1 stream to %lld "
-                "(prefetch %s), input dy pad %s",
+                "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, two-ended claims %s, "
+                "input 1x1 stream to %lld (prefetch %s), input dy pad %s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
@@ -227,7 +235,8 @@ std::string describe(const ConvTuning& t) {
                 t.filter_few_c_share ? " (rows share x)" : "",
                 t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
-                static_cast<long long>(t.input_stream_max), t.input_stream_prefetch ? "on" : "off", t.input_pad_dy ? "on" : "off");
+                t.two_ended_claims ? "on" : "off", static_cast<long long>(t.input_stream_max),
+                t.input_stream_prefetch ? "on" : "off", t.input_pad_dy ? "on" : "off");
   return buf;
 }
 

@@ -134,11 +134,16 @@ int64_t dwf_strip(const ConvParams& p, int64_t nv, int64_t l1) {
 // own part of its chunk's partial, and the partials are combined in chunk order: the same
 // bits for any thread count. The threads take contiguous runs of items (one run each, in
 // one parallel pass): each keeps to its own rows, so at batch 1 its part of x stays in its
-// own L2 from one call to the next, and no x line is fetched by both cores.
+// own L2 from one call to the next, and no x line is fetched by both cores. With `ends`
+// (ConvTuning::two_ended_claims) and no prefetch, the items are claimed from both ends
+// (par_two_ended): the caller from the first, the helper from the last, one at a time, so a
+// helper that starts late (a busy host) takes over fewer items instead of leaving its whole
+// run to the caller (bench/parallel_share: with 2 runs the caller ran both in a third of the
+// calls on a loaded host); the prefetching path keeps the ascending runs it is written for.
 // Returns false (nothing done) if the shape is not one of these.
 template <class T, class Arch>
-bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, const T* x, const T* dy,
-                 T* dw) {
+bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, bool ends, const T* x,
+                 const T* dy, T* dw) {
   // WASM (float): the row chunks of dwf_wasm_chunks, combined here.
   if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
     int64_t chunks = 0;
@@ -175,29 +180,34 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool pre
   // if the count is odd): each pass over the chunk's rows reads two adjacent lines per pixel.
   const int64_t NV = kTiles.dw_channel_pairs ? 2 : 1;
   const int64_t groups = (cvn + NV - 1) / NV, items = chunks * groups;
-  par(exec, items, (items + exec.threads - 1) / exec.threads, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t k = i / groups, c = (i % groups) * NV * L;
-      const int64_t r0 = k * grain, r1 = imin(rows, r0 + grain);
-      T* out = part + k * nw + c;
-      const bool pf = big && c == 0;
-      if (big && c + NV * L >= C && r1 < rows) {
-        // The chunk's last item: the next chunk's first row (its x rows and dy row), which
-        // its own first item does not prefetch.
-        const int64_t n1 = r1 / p.out_h, y0 = (r1 % p.out_h) * p.stride_h - p.pad_top;
-        const int64_t ya = imax(0, y0), yb = imin(p.in_h, y0 + 3);
-        if (yb > ya) prefetch_lines<Arch>(x + (n1 * p.in_h + ya) * p.in_w * C, (yb - ya) * p.in_w * C * int64_t(sizeof(T)));
-        prefetch_lines<Arch>(dy + r1 * p.out_w * C, p.out_w * C * int64_t(sizeof(T)));
-      }
-      if (NV == 2 && c + 2 * L <= C) {
-        if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
-        else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
-      } else {
-        if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
-        else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
-      }
+  auto item = [&](int64_t i) {
+    const int64_t k = i / groups, c = (i % groups) * NV * L;
+    const int64_t r0 = k * grain, r1 = imin(rows, r0 + grain);
+    T* out = part + k * nw + c;
+    const bool pf = big && c == 0;
+    if (big && c + NV * L >= C && r1 < rows) {
+      // The chunk's last item: the next chunk's first row (its x rows and dy row), which
+      // its own first item does not prefetch.
+      const int64_t n1 = r1 / p.out_h, y0 = (r1 % p.out_h) * p.stride_h - p.pad_top;
+      const int64_t ya = imax(0, y0), yb = imin(p.in_h, y0 + 3);
+      if (yb > ya) prefetch_lines<Arch>(x + (n1 * p.in_h + ya) * p.in_w * C, (yb - ya) * p.in_w * C * int64_t(sizeof(T)));
+      prefetch_lines<Arch>(dy + r1 * p.out_w * C, p.out_w * C * int64_t(sizeof(T)));
     }
-  });
+    if (NV == 2 && c + 2 * L <= C) {
+      if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
+      else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
+    } else {
+      if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
+      else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
+    }
+  };
+  if (ends && !big) {
+    par_two_ended(exec, items, item);
+  } else {
+    par(exec, items, (items + exec.threads - 1) / exec.threads, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) item(i);
+    });
+  }
   combine_partials<T, Arch>(exec, part, chunks, nw, dw);
   return true;
 }
@@ -237,7 +247,7 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvTuning&
   const int64_t nw = taps * OC;
   if (nw == 0) return;
   Arena scratch(exec);
-  if (dwf_chunked<T, Arch>(exec, scratch, p, tuning.depthwise_filter_prefetch, x, dy, dw)) return;
+  if (dwf_chunked<T, Arch>(exec, scratch, p, tuning.depthwise_filter_prefetch, tuning.two_ended_claims, x, dy, dw)) return;
   const int64_t rows = p.batch * p.out_h;
   // At most 16 chunks of >= 2 rows: an even split for 2 threads at batch 1 (e.g. 28 rows:
   // 14 chunks of 2) and few partials to combine; fixed by the row count alone.
