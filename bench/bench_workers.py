@@ -8,12 +8,14 @@ import subprocess
 import sys
 
 
-def add_common_arguments(ap, script, configs, out_name):
-    """--threads, --rounds, --configs, --out (next to the script), --log and the hidden --worker."""
+def add_common_arguments(ap, script, configs):
+    """--threads, --rounds, --configs, --out, --log and the hidden --worker."""
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--configs", default=configs)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(script)), out_name))
+    # No default file: bench/results_*.txt are curated histories of runs (a run that wrote over one
+    # lost its earlier runs); paste a run's table into its own section there.
+    ap.add_argument("--out", help="also write the printed tables to this file (replaces it)")
     ap.add_argument("--log", default=f"/tmp/{os.path.splitext(os.path.basename(script))[0]}_workers.log")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
 

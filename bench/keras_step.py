@@ -2,7 +2,7 @@
 
     build-tf/venv/bin/python bench/keras_step.py [--threads=1,2] [--rounds=5] [--steps=5]
         [--models=small_cnn,mobilenet_v2,resnet,cnn_nchw,efficientnet_b0] [--configs=stock,gradrt]
-        [--step=train_on_batch|fit] [--profile] [--profile-steps=10] [--out=bench/results_keras_step.txt]
+        [--step=train_on_batch|fit] [--profile] [--profile-steps=10] [--out=FILE]
 
 Configurations (each at every --threads value, TensorFlow's intra-op setting; inter-op 1):
   stock         TensorFlow 2.21 as installed: its default here, oneDNN on
@@ -329,7 +329,7 @@ def emit_scaling(emit, profiles, configs, t1, t2, m):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_common_arguments(ap, __file__, "stock,gradrt", "results_keras_step.txt")
+    add_common_arguments(ap, __file__, "stock,gradrt")
     ap.add_argument("--steps", type=int, default=5, help="timed train_on_batch calls per measurement (median)")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--step", choices=("train_on_batch", "fit"), default="train_on_batch",

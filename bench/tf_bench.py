@@ -1,7 +1,7 @@
 """gradrt inside TensorFlow against TensorFlow's own CPU kernels, on bench/gradrt_bench.cpp's shapes.
 
     /work/.venv-tf/bin/python bench/tf_bench.py [--threads=1,2] [--batch=1,8] [--rounds=5] [--reps=5]
-        [--filter=SUBSTRING] [--out=bench/results_tf.txt]
+        [--filter=SUBSTRING] [--out=FILE]
 
 Three configurations, each at every --threads value (TensorFlow's intra-op setting):
   oneDNN  TensorFlow's default here (TF_ENABLE_ONEDNN_OPTS=1: gradient ops rewritten to _MklNative*)
@@ -187,7 +187,7 @@ def check_same_outputs(case, answers):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_common_arguments(ap, __file__, "oneDNN,Eigen,gradrt", "results_tf.txt")
+    add_common_arguments(ap, __file__, "oneDNN,Eigen,gradrt")
     ap.add_argument("--batch", default="1,8")
     ap.add_argument("--reps", type=int, default=5, help="timed calls of the loop per round (median)")
     ap.add_argument("--target-ms", type=float, default=20, help="time of the slowest configuration's n iterations (sets n)")

@@ -118,19 +118,21 @@ bool use_tf_pool() {
 }
 
 // How gradrt's workers run on TF's intra-op pool (GRADRT_TF_SPLIT, for A/B measurements):
-// - caller (default): ParallelFor with blocks of one worker: the calling thread (TF's inter-op
-//   thread) runs worker 0 and the pool the others; the caller then waits for them.
-// - pool: every worker on a pool thread while the caller sleeps, as TF's oneDNN threadpool adapter
-//   does, so that at 2 intra-op threads the caller, a working pool thread and the pool's idle one
-//   cannot be three runnable threads on two CPUs (the hypothesis; NOTES "The Keras step at 2
-//   threads": not yet shown on a quiet host). From a pool thread itself (it would block a worker
-//   that another worker may wait on) it falls back to ParallelFor.
+// - pool (default since session 13): every worker on a pool thread while the caller sleeps, as
+//   TF's oneDNN threadpool adapter does, so that at 2 intra-op threads the caller, a working pool
+//   thread and the pool's idle one are not three runnable threads on two CPUs. model.fit's step
+//   at 2 threads, quiet host (bench/results_keras_step.txt run 10): geomean stock/gradrt 1.19x
+//   and 1.21x against 1.16x and 1.15x with `caller`, every model ahead, same CPU time. From a
+//   pool thread itself (it would block a worker that another worker may wait on) it falls back
+//   to ParallelFor.
+// - caller: ParallelFor with blocks of one worker: the calling thread (TF's inter-op thread)
+//   runs worker 0 and the pool the others; the caller then waits for them.
 // Workers claim the kernel's chunks from a shared counter (core/parallel.cpp), so the split
 // changes who computes a chunk, never the chunks or their summation order: same bits.
 bool split_on_pool() {
   static const bool pool = [] {
     const char* v = std::getenv("GRADRT_TF_SPLIT");
-    return v != nullptr && std::strcmp(v, "pool") == 0;
+    return v == nullptr || std::strcmp(v, "caller") != 0;
   }();
   return pool;
 }
