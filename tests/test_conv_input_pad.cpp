@@ -76,6 +76,29 @@ std::vector<float> run(const gradrt::ConvParams& p, int threads, const std::vect
   return dx;
 }
 
+// Calls f(isa, tuning, variants) for every ISA of this machine and every GEMM tile of its unit:
+// the unit's tuning with that tile as the input-gradient tile (not fitted to dx channels), and
+// the cpu test variants of that ISA.
+template <class F>
+void for_each_input_tile(F&& f) {
+  for (simd::Isa isa : simd::supported_isas()) {
+    const simd::ConvTuning saved = simd::cpu_tuning(isa);
+    REQUIRE(simd::set_cpu_isa(isa));
+    for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm) {
+      if (tile.rows == 0) continue;
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(tile.rows);
+      simd::ConvTuning t = saved;
+      t.backprop_input = tile;
+      t.input_fit_columns = false;
+      std::vector<test::Variant> here;
+      for (const test::Variant& v : test::variants("cpu"))
+        if (v.isa == isa) here.push_back(v);
+      f(isa, t, here);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the reference and bitwise") {
@@ -84,47 +107,35 @@ TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the
   std::mt19937 rng(2112);
   const std::vector<Shape> all = shapes();
   int compared = 0;
-  for (simd::Isa isa : simd::supported_isas()) {
-    const simd::ConvTuning saved = simd::cpu_tuning(isa);
-    REQUIRE(simd::set_cpu_isa(isa));
-    for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm) {
-      if (tile.rows == 0) continue;
-      CAPTURE(simd::isa_name(isa));
-      CAPTURE(tile.rows);
-      simd::ConvTuning on = saved, off = saved;
-      on.backprop_input = off.backprop_input = tile;
-      on.input_fit_columns = off.input_fit_columns = false;
-      off.input_pad_dy = false;
-      std::vector<test::Variant> here;
-      for (const test::Variant& v : test::variants("cpu"))
-        if (v.isa == isa) here.push_back(v);
-      for (size_t i = 0; i < all.size(); ++i) {
-        const gradrt::ConvParams& p = all[i].p;
-        CAPTURE(test::describe(p));
-        // The rule, seen in the workspace: the copy's bytes on top where it is on.
-        REQUIRE(simd::set_cpu_tuning(isa, off));
-        const size_t ws_off = workspace(p, 2);
-        REQUIRE(simd::set_cpu_tuning(isa, on));
-        const size_t ws_on = workspace(p, 2);
-        if (all[i].pad == Pad::on) CHECK(ws_on > ws_off);
-        if (all[i].pad == Pad::off) CHECK(ws_on == ws_off);
-        CHECK((tiles_of(p).find(", padded dy") != std::string::npos) == (ws_on > ws_off));  // one rule
-        // Against the reference, float and double, reruns at other thread counts.
-        test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
-        test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
-        // The same bits with and without the copy, at 1 and 3 threads.
-        const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
-        const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
-        const std::vector<float> a1 = run(p, 1, w, dy), a3 = run(p, 3, w, dy);
-        REQUIRE(simd::set_cpu_tuning(isa, off));
-        const std::vector<float> b1 = run(p, 1, w, dy);
-        REQUIRE(a1.size() == b1.size());
-        CHECK(std::memcmp(a1.data(), b1.data(), a1.size() * sizeof(float)) == 0);
-        CHECK(std::memcmp(a3.data(), b1.data(), a1.size() * sizeof(float)) == 0);
-        ++compared;
-      }
+  for_each_input_tile([&](simd::Isa isa, const simd::ConvTuning& on, std::vector<test::Variant>& here) {
+    simd::ConvTuning off = on;
+    off.input_pad_dy = false;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const gradrt::ConvParams& p = all[i].p;
+      CAPTURE(test::describe(p));
+      // The rule, seen in the workspace: the copy's bytes on top where it is on.
+      REQUIRE(simd::set_cpu_tuning(isa, off));
+      const size_t ws_off = workspace(p, 2);
+      REQUIRE(simd::set_cpu_tuning(isa, on));
+      const size_t ws_on = workspace(p, 2);
+      if (all[i].pad == Pad::on) CHECK(ws_on > ws_off);
+      if (all[i].pad == Pad::off) CHECK(ws_on == ws_off);
+      CHECK((tiles_of(p).find(", padded dy") != std::string::npos) == (ws_on > ws_off));  // one rule
+      // Against the reference, float and double, reruns at other thread counts.
+      test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
+      test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
+      // The same bits with and without the copy, at 1 and 3 threads.
+      const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
+      const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
+      const std::vector<float> a1 = run(p, 1, w, dy), a3 = run(p, 3, w, dy);
+      REQUIRE(simd::set_cpu_tuning(isa, off));
+      const std::vector<float> b1 = run(p, 1, w, dy);
+      REQUIRE(a1.size() == b1.size());
+      CHECK(std::memcmp(a1.data(), b1.data(), a1.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(a3.data(), b1.data(), a1.size() * sizeof(float)) == 0);
+      ++compared;
     }
-  }
+  });
   MESSAGE("padded/unpadded pairs compared: " << compared);
 }
 
@@ -159,34 +170,21 @@ TEST_CASE("cpu: the strided input gradient at batch > 1, every ISA and tile, aga
   std::mt19937 rng(2113);
   const std::vector<gradrt::ConvParams> all = strided_shapes();
   int compared = 0;
-  for (simd::Isa isa : simd::supported_isas()) {
-    const simd::ConvTuning saved = simd::cpu_tuning(isa);
-    REQUIRE(simd::set_cpu_isa(isa));
-    for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm) {
-      if (tile.rows == 0) continue;
-      CAPTURE(simd::isa_name(isa));
-      CAPTURE(tile.rows);
-      simd::ConvTuning t = saved;
-      t.backprop_input = tile;
-      t.input_fit_columns = false;
-      REQUIRE(simd::set_cpu_tuning(isa, t));
-      std::vector<test::Variant> here;
-      for (const test::Variant& v : test::variants("cpu"))
-        if (v.isa == isa) here.push_back(v);
-      for (const gradrt::ConvParams& p : all) {
-        CAPTURE(test::describe(p));
-        test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
-        test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
-        const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
-        const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
-        const std::vector<float> a1 = run(p, 1, w, dy), a2 = run(p, 2, w, dy), a3 = run(p, 3, w, dy);
-        REQUIRE(a1.size() == a2.size());
-        REQUIRE(a1.size() == a3.size());
-        CHECK(std::memcmp(a1.data(), a2.data(), a1.size() * sizeof(float)) == 0);
-        CHECK(std::memcmp(a1.data(), a3.data(), a1.size() * sizeof(float)) == 0);
-        ++compared;
-      }
+  for_each_input_tile([&](simd::Isa isa, const simd::ConvTuning& t, std::vector<test::Variant>& here) {
+    REQUIRE(simd::set_cpu_tuning(isa, t));
+    for (const gradrt::ConvParams& p : all) {
+      CAPTURE(test::describe(p));
+      test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
+      test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
+      const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
+      const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
+      const std::vector<float> a1 = run(p, 1, w, dy), a2 = run(p, 2, w, dy), a3 = run(p, 3, w, dy);
+      REQUIRE(a1.size() == a2.size());
+      REQUIRE(a1.size() == a3.size());
+      CHECK(std::memcmp(a1.data(), a2.data(), a1.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(a1.data(), a3.data(), a1.size() * sizeof(float)) == 0);
+      ++compared;
     }
-  }
+  });
   MESSAGE("strided shapes compared: " << compared);
 }
