@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -50,7 +51,23 @@ struct Vec {
   static type set1(T v) { return type(v); }
   static type zero() { return type(T(0)); }
   // a*b + c (fused where the ISA has FMA; sse4_2 gets a multiply and an add).
-  static type fma(const type& a, const type& b, const type& c) { return xsimd::fma(a, b, c); }
+  static type fma(const type& a, const type& b, const type& c) {
+    // xsimd 8.1 has fma kernels for fma3<sse/avx> only: for avx512f and fma3<avx2> (the avx512
+    // and avx2 units, and AVX-512's half-width tiles) it falls back to the generic x*y + z, fused
+    // only where GCC contracts it (at -O2, not at the sanitizer builds' -O1). Called explicitly,
+    // so that the bits do not depend on the optimisation level: the half-width tiles must equal
+    // the zmm GEMM path's (tests/test_ukernels_stream.cpp) in every build.
+#if XSIMD_WITH_AVX512F
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f> && std::is_same_v<T, float>) return _mm512_fmadd_ps(a, b, c);
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f> && std::is_same_v<T, double>) return _mm512_fmadd_pd(a, b, c);
+#endif
+#if XSIMD_WITH_FMA3_AVX2
+    using F3 = xsimd::fma3<xsimd::avx2>;
+    if constexpr (std::is_same_v<Arch, F3> && std::is_same_v<T, float>) return _mm256_fmadd_ps(a, b, c);
+    if constexpr (std::is_same_v<Arch, F3> && std::is_same_v<T, double>) return _mm256_fmadd_pd(a, b, c);
+#endif
+    return xsimd::fma(a, b, c);
+  }
 };
 
 template <class T>
