@@ -29,22 +29,28 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 constexpr int kFewCAcc = kTiles.gemm[0].rows * kTiles.gemm[0].vectors;
 constexpr int kFewCVec = kTiles.gemm[0].vectors;
 
-// c[i*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + i] * b[(r*ncols + q)*ldb + j]
-// for i < R, j < NRV*L: R rows of A at a constant stride acs per pixel (a row of output pixels)
-// and ars per output row; b's rows are consecutive pixels (ldb apart). accumulate: add onto c.
-template <class T, class Arch, int R, int NRV>
-struct FewCTile {
+// Filter rows stacked in one tile: KY filter rows ky + k (k < KY) of J = m values each, for one
+// output pixel: rows (k, j) of A at a[k*kys + j] (kys: the x buffer's rows between filter rows),
+// C's rows k*J + j consecutive (J = m: the whole filter row). Per pixel one load of NRV dy
+// vectors feeds KY*J*NRV FMAs into as many independent accumulators: with out_c 16 (NRV 1) and
+// m = 9 a lone filter row has 9 chains of FMAs, too few to hide the FMA latency at two FMAs per
+// cycle; 3x3x3 stacks to 27. Each accumulator's chain is FewCTile's: the same bits.
+template <class T, class Arch, int KY, int J, int NRV>
+struct FewCStackTile {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   static constexpr int64_t L = V::width;
 
   GRADRT_SIMD_NOINLINE static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs,
-                                       const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
-    B acc[R][NRV];
-#pragma GCC unroll 32
-    for (int i = 0; i < R; ++i)
+                                       int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+    B acc[KY][J][NRV];
 #pragma GCC unroll 4
-      for (int j = 0; j < NRV; ++j) acc[i][j] = accumulate ? V::load(c + i * ldc + j * L) : V::zero();
+    for (int k = 0; k < KY; ++k)
+#pragma GCC unroll 32
+      for (int i = 0; i < J; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j)
+          acc[k][i][j] = accumulate ? V::load(c + (k * J + i) * ldc + j * L) : V::zero();
     for (int64_t r = 0; r < nrows; ++r) {
       const T* ap = a + r * ars;
       GRADRT_GEMM_K_LOOP
@@ -52,18 +58,34 @@ struct FewCTile {
         B bv[NRV];
 #pragma GCC unroll 4
         for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
-#pragma GCC unroll 32
-        for (int i = 0; i < R; ++i) {
-          const B av = V::set1(ap[i]);
 #pragma GCC unroll 4
-          for (int j = 0; j < NRV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
-        }
+        for (int k = 0; k < KY; ++k)
+#pragma GCC unroll 32
+          for (int i = 0; i < J; ++i) {
+            const B av = V::set1(ap[k * kys + i]);
+#pragma GCC unroll 4
+            for (int j = 0; j < NRV; ++j) acc[k][i][j] = V::fma(av, bv[j], acc[k][i][j]);
+          }
       }
     }
-#pragma GCC unroll 32
-    for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
-      for (int j = 0; j < NRV; ++j) V::store(c + i * ldc + j * L, acc[i][j]);
+    for (int k = 0; k < KY; ++k)
+#pragma GCC unroll 32
+      for (int i = 0; i < J; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j) V::store(c + (k * J + i) * ldc + j * L, acc[k][i][j]);
+  }
+};
+
+// c[i*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + i] * b[(r*ncols + q)*ldb + j]
+// for i < R, j < NRV*L: R rows of A at a constant stride acs per pixel (a row of output pixels)
+// and ars per output row; b's rows are consecutive pixels (ldb apart). accumulate: add onto c.
+// One filter row: the stacked tile with KY = 1 (the same machine code: k*kys is 0).
+template <class T, class Arch, int R, int NRV>
+struct FewCTile {
+  static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs, const T* b, int64_t ldb, T* c,
+                  int64_t ldc, bool accumulate) {
+    FewCStackTile<T, Arch, 1, R, NRV>::run(nrows, ncols, a, ars, acs, 0, b, ldb, c, ldc, accumulate);
   }
 };
 
@@ -146,53 +168,6 @@ void few_c_group_tile(int64_t rows, A... args) {
   }
 }
 
-// Filter rows stacked in one tile: KY filter rows ky + k (k < KY) of J = m values each, for one
-// output pixel: rows (k, j) of A at a[k*kys + j] (kys: the x buffer's rows between filter rows),
-// C's rows k*J + j consecutive (J = m: the whole filter row). Per pixel one load of NRV dy
-// vectors feeds KY*J*NRV FMAs into as many independent accumulators: with out_c 16 (NRV 1) and
-// m = 9 a lone filter row has 9 chains of FMAs, too few to hide the FMA latency at two FMAs per
-// cycle; 3x3x3 stacks to 27. Each accumulator's chain is FewCTile's: the same bits.
-template <class T, class Arch, int KY, int J, int NRV>
-struct FewCStackTile {
-  using V = Vec<T, Arch>;
-  using B = typename V::type;
-  static constexpr int64_t L = V::width;
-
-  GRADRT_SIMD_NOINLINE static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs,
-                                       int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
-    B acc[KY][J][NRV];
-#pragma GCC unroll 4
-    for (int k = 0; k < KY; ++k)
-#pragma GCC unroll 32
-      for (int i = 0; i < J; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NRV; ++j)
-          acc[k][i][j] = accumulate ? V::load(c + (k * J + i) * ldc + j * L) : V::zero();
-    for (int64_t r = 0; r < nrows; ++r) {
-      const T* ap = a + r * ars;
-      GRADRT_GEMM_K_LOOP
-      for (int64_t q = 0; q < ncols; ++q, ap += acs, b += ldb) {
-        B bv[NRV];
-#pragma GCC unroll 4
-        for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
-#pragma GCC unroll 4
-        for (int k = 0; k < KY; ++k)
-#pragma GCC unroll 32
-          for (int i = 0; i < J; ++i) {
-            const B av = V::set1(ap[k * kys + i]);
-#pragma GCC unroll 4
-            for (int j = 0; j < NRV; ++j) acc[k][i][j] = V::fma(av, bv[j], acc[k][i][j]);
-          }
-      }
-    }
-#pragma GCC unroll 4
-    for (int k = 0; k < KY; ++k)
-#pragma GCC unroll 32
-      for (int i = 0; i < J; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NRV; ++j) V::store(c + (k * J + i) * ldc + j * L, acc[k][i][j]);
-  }
-};
 
 // Accumulators a stacked tile may take with NRV vectors: the unit's vector registers (32 with
 // 64-byte vectors, else 16) less the NRV dy vectors and one broadcast.
