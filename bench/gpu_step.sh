@@ -15,6 +15,7 @@
 #   v5      the default shader set: v4 plus session 11's depthwise filter gradient _v5 and conv
 #           filter gradient tiles fitted to M x N (NOTES "Vulkan")
 #   v5spin  v5 with the polling fence wait (the default on a real GPU; the others block)
+#   in-X    v5spin with GRADRT_VULKAN_INPUT=X (a Conv2DBackpropInput variant, step 1i), e.g. in-blocked
 # (4) bench/cudnn_step.py (torch + cuDNN, float32 with TF32 off and on), then THE A/B table
 # (bench/shader_ab.py: per op and configuration GPU ms, % of BANDWIDTH_GBPS, v4/x, cuDNN fp32 ms
 # and cuDNN/best; per step GPU ms, wall ms, wall/GPU), (2') gradrt_step on cpu, (3) vulkan_bench
@@ -68,6 +69,7 @@ ab_env() {  # the environment of one A/B configuration
     v4) echo GRADRT_VULKAN_SHADERS=v4 GRADRT_VULKAN_WAIT=block ;;
     v5) echo GRADRT_VULKAN_SHADERS=v5 GRADRT_VULKAN_WAIT=block ;;
     v5spin) echo GRADRT_VULKAN_SHADERS=v5 GRADRT_VULKAN_WAIT=spin ;;
+    in-*) echo GRADRT_VULKAN_SHADERS=v5 GRADRT_VULKAN_WAIT=spin GRADRT_VULKAN_INPUT="${1#in-}" ;;  # e.g. in-blocked
     *) echo "unknown A/B set $1" >&2; echo GRADRT_AB_UNKNOWN=1 ;;
   esac
 }

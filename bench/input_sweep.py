@@ -43,8 +43,8 @@ def main():
     torch, device = cudnn_step.torch_cuda()
     print(f"cuDNN side: {device}" + (f", torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}" if torch else ""))
     names = list(rows[0]["ms"])
-    head = f'{"Conv2DBackpropInput shape":28}' + "".join(f" {n:>8}" for n in names)
-    print(head + f' {"best":>6} {"base/best":>9} {"TFLOP/s":>7} {"cuDNN ms":>8} {"cuDNN/best":>10} {"cuDNN/base":>10}  bits')
+    head = f'{"Conv2DBackpropInput shape":28}' + "".join(f" {n:>10}" for n in names)
+    print(head + f' {"best":>10} {"base/best":>9} {"TFLOP/s":>7} {"cuDNN ms":>8} {"cuDNN/best":>10} {"cuDNN/base":>10}  bits')
     for r in rows:
         ms = r["ms"]
         best = min(names, key=lambda n: ms[n] if ms[n] > 0 else 1e30)
@@ -52,8 +52,8 @@ def main():
         torch and torch.cuda.empty_cache()
         base = ms.get("base", 0)
         fmt = lambda v: f"{v:.4f}" if v else "-"
-        line = f'{r["shape"]:28}' + "".join(f" {ms[n]:8.4f}" for n in names)
-        line += f" {best:>6} {base / ms[best] if base and ms[best] else 0:9.2f}"
+        line = f'{r["shape"]:28}' + "".join(f" {ms[n]:10.4f}" for n in names)
+        line += f" {best:>10} {base / ms[best] if base and ms[best] else 0:9.2f}"
         line += f" {r['flops'] / ms[best] / 1e9 if ms[best] else 0:7.1f} {fmt(c):>8}"
         line += f" {c / ms[best] if c and ms[best] else 0:10.2f} {c / base if c and base else 0:10.2f}  "
         line += " ".join("=" if d == 0 else f"{d:.0e}" for d in r["rel_diff_vs_base"].values())
