@@ -15,6 +15,7 @@
 #   v5      the default shader set: v4 plus session 11's depthwise filter gradient _v5 and conv
 #           filter gradient tiles fitted to M x N (NOTES "Vulkan")
 #   v5spin  v5 with the polling fence wait (the default on a real GPU; the others block)
+#   in-X    v5spin with GRADRT_VULKAN_INPUT=X (a Conv2DBackpropInput variant, step 1i), e.g. in-blocked
 # (4) bench/cudnn_step.py (torch + cuDNN, float32 with TF32 off and on), then THE A/B table
 # (bench/shader_ab.py: per op and configuration GPU ms, % of BANDWIDTH_GBPS, v4/x, cuDNN fp32 ms
 # and cuDNN/best; per step GPU ms, wall ms, wall/GPU), (2') gradrt_step on cpu, (3) vulkan_bench
@@ -23,11 +24,17 @@
 # vulkan_bench --only f16 again (just the float32 and float16 rows of the same shapes, one run:
 # the four conv shapes' input and filter gradients, the depthwise and batch-norm gradients),
 # (5) the final table with the cpu rows.
+# (1i) right after the tests: Conv2DBackpropInput's variants (GRADRT_VULKAN_INPUT: base pad fit large
+# big split blocked bigblocked phase, vulkan/ops/conv2d_backprop_input.cpp) swept by `vulkan_bench --only input` (INPUT_ROUNDS
+# rounds, default 3, interleaved; GPU ms per variant and shape, bits vs base), then bench/input_sweep.py
+# puts cuDNN's float32 time next to each row (files: $OUT/input_sweep.jsonl). About 30 s on an H200.
+# For a short run: AB_SETS=v5spin AB_ROUNDS=1 SKIP_VBENCH=1 (the sweep and the cuDNN tables stay).
 # Files (few: the device tool returns at most 8): $OUT/log.txt (everything printed, every
 # table), gpu_step.json, step.jsonl (step 2), ab_steps.jsonl (every A/B run; its "shaders" and
 # "wait" fields name the configuration); scratch goes to $OUT/../gpu_step_work.
 # A dry run without build-gpu/ (here, on lavapipe) uses build/ and small settings:
-#   BATCHES=1 STEPS=1 AB_ROUNDS=1 SKIP_VBENCH=1 bash bench/gpu_step.sh   # no torch: no cuDNN columns
+#   BATCHES=1 STEPS=1 AB_ROUNDS=1 SKIP_VBENCH=1 INPUT_ROUNDS=1 INPUT_REPEAT=1 INPUT_BATCH_DIV=8 \
+#     bash bench/gpu_step.sh   # no torch: no cuDNN columns
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_step}
@@ -62,6 +69,7 @@ ab_env() {  # the environment of one A/B configuration
     v4) echo GRADRT_VULKAN_SHADERS=v4 GRADRT_VULKAN_WAIT=block ;;
     v5) echo GRADRT_VULKAN_SHADERS=v5 GRADRT_VULKAN_WAIT=block ;;
     v5spin) echo GRADRT_VULKAN_SHADERS=v5 GRADRT_VULKAN_WAIT=spin ;;
+    in-*) echo GRADRT_VULKAN_SHADERS=v5 GRADRT_VULKAN_WAIT=spin GRADRT_VULKAN_INPUT="${1#in-}" ;;  # e.g. in-blocked
     *) echo "unknown A/B set $1" >&2; echo GRADRT_AB_UNKNOWN=1 ;;
   esac
 }
@@ -74,6 +82,11 @@ say "(1) Vulkan tests with the validation layer (default: v5 and the polling wai
 GRADRT_VULKAN_VALIDATION=1 timeout 60 "$TESTS" --test-case='vulkan:*' 2>&1 | tail -4
 GRADRT_VULKAN_VALIDATION=1 GRADRT_VULKAN_SHADERS=v4 GRADRT_VULKAN_WAIT=block timeout 60 "$TESTS" --test-case='vulkan:*' 2>&1 |
   tail -4
+
+say "(1i) Conv2DBackpropInput variants: vulkan_bench --only input, ${INPUT_ROUNDS:-3} rounds, then cuDNN next to them"
+timeout 120 "$VBENCH" --only input --rounds "${INPUT_ROUNDS:-3}" --repeat "${INPUT_REPEAT:-10}" \
+  --batch-div "${INPUT_BATCH_DIV:-1}" --json "$OUT/input_sweep.jsonl" 2>&1
+[ -s "$OUT/input_sweep.jsonl" ] && timeout 90 python3 bench/input_sweep.py "$OUT/input_sweep.jsonl" 2>&1
 
 say "(2) gradrt_step on vulkan"
 : > "$OUT/step.jsonl"

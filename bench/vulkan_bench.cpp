@@ -6,6 +6,12 @@
 // same shapes, the _f16 shaders, half the bytes) where the device has 16-bit storage; "MB h<->d"
 // is what one call moves between host and device (the Context's counters).
 //   vulkan_bench [--repeat N] [--only f16]   (--only f16: just the float32/float16 pairs)
+// --only input: the sweep of Conv2DBackpropInput's variants (vulkan/ops/conv2d_backprop_input.cpp,
+// GRADRT_VULKAN_INPUT) on the MobileNet/ResNet shapes, --rounds R rounds of every shape x variant
+// interleaved, --repeat N timed calls each (median of all): GPU ms per variant and shape, and the
+// check that each variant's dx has base's bits (split: its largest difference from base, relative
+// to max |dx|). --variants a,b,... picks variants; --json FILE writes the rows for
+// bench/input_sweep.py (cuDNN's times next to them); --batch-div D divides the batch (dry runs).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -47,15 +53,139 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// --only input: Conv2DBackpropInput's variants, interleaved, on the step's shapes.
+struct InputSweep {
+  int rounds = 3, repeat = 5, batch_div = 1;
+  std::string variants = "base,pad,fit,large,big,split,blocked,bigblocked,phase", json;
+};
+
+int input_sweep(gradrt::vk::Context& ctx, const InputSweep& o) {
+  using gradrt::vk::InputVariant;
+  std::vector<InputVariant> vars;
+  for (size_t b = 0; b <= o.variants.size();) {
+    const size_t e = std::min(o.variants.find(',', b), o.variants.size());
+    InputVariant v;
+    const std::string name = o.variants.substr(b, e - b);
+    if (!gradrt::vk::parse_input_variant(name.c_str(), &v)) {
+      std::printf("unknown variant %s\n", name.c_str());
+      return 2;
+    }
+    vars.push_back(v);
+    b = e + 1;
+  }
+  struct Shape {
+    int64_t n, hw, ci, co, f, st;
+    gradrt::ConvParams p;
+    std::vector<float> w, dy, dx, base;
+    std::vector<std::vector<double>> ms;  // per variant
+    std::vector<double> diff;             // per variant: max |dx - base| / max |base|
+  };
+  // (batch, image side, dx channels, dy channels, filter, stride): the gradrt_step chains' input
+  // gradients (cuDNN-timed there) and vulkan_bench's few-row and strided rows.
+  std::vector<Shape> shapes;
+  for (auto [n, hw, ci, co, f, st] : std::vector<std::array<int64_t, 6>>{
+           {32, 56, 64, 64, 3, 1}, {8, 56, 64, 64, 3, 1}, {32, 56, 24, 144, 1, 1}, {8, 56, 24, 144, 1, 1},
+           {32, 56, 144, 24, 1, 1}, {8, 56, 144, 24, 1, 1}, {8, 28, 128, 128, 3, 1}, {8, 14, 256, 256, 3, 1},
+           {8, 56, 64, 128, 3, 2}}) {
+    Shape s{std::max<int64_t>(1, n / o.batch_div), hw, ci, co, f, st, {}, {}, {}, {}, {}, {}, {}};
+    s.p = same_conv(s.n, hw, ci, co, f, st, false);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> d(-1, 1);
+    s.w.resize(s.p.w_elements());
+    s.dy.resize(s.p.y_elements());
+    for (auto& e : s.w) e = d(rng);
+    for (auto& e : s.dy) e = d(rng);
+    s.dx.resize(s.p.x_elements());
+    s.ms.resize(vars.size());
+    s.diff.assign(vars.size(), -1);
+    shapes.push_back(std::move(s));
+  }
+  for (int r = 0; r < o.rounds; ++r)
+    for (Shape& s : shapes)
+      for (size_t v = 0; v < vars.size(); ++v) {
+        gradrt::vk::set_input_variant(vars[v]);
+        for (int i = 0; i <= o.repeat; ++i) {  // call 0: warm-up (pipeline), and the bits check
+          const Status st = gradrt::vk::conv2d_backprop_input<float>(ctx, s.p, s.w.data(), s.dy.data(), s.dx.data());
+          if (!st.ok()) {
+            std::printf("%s: %s\n", gradrt::vk::input_variant_name(vars[v]), st.to_string().c_str());
+            return 1;
+          }
+          if (i > 0) s.ms[v].push_back(ctx.last_gpu_ms());
+          if (i == 0 && r == 0 && vars[v] == InputVariant::base) s.base = s.dx;
+          if (i == 0 && r == 0 && !s.base.empty()) {
+            double d = 0, m = 0;
+            for (size_t j = 0; j < s.dx.size(); ++j) {
+              d = std::max(d, double(std::abs(s.dx[j] - s.base[j])));
+              m = std::max(m, double(std::abs(s.base[j])));
+            }
+            s.diff[v] = m > 0 ? d / m : d;
+          }
+        }
+      }
+  gradrt::vk::set_input_variant(InputVariant::base);
+
+  std::printf("Conv2DBackpropInput variants (GRADRT_VULKAN_INPUT=...): GPU ms, median of %d rounds x %d calls\n",
+              o.rounds, o.repeat);
+  std::printf("%-28s", "shape (x -> dy channels)");
+  for (InputVariant v : vars) std::printf(" %9s", gradrt::vk::input_variant_name(v));
+  std::printf(" %9s %10s  bits vs base (=: same; else max|diff|/max|dx|)\n", "best", "base/best");
+  FILE* jf = o.json.empty() ? nullptr : std::fopen(o.json.c_str(), "w");
+  for (Shape& s : shapes) {
+    char shape[64];
+    std::snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld f%lld s%lld -> %lld", (long long)s.n, (long long)s.hw,
+                  (long long)s.hw, (long long)s.ci, (long long)s.f, (long long)s.st, (long long)s.co);
+    std::printf("%-28s", shape);
+    size_t best = 0;
+    std::vector<double> med(vars.size());
+    for (size_t v = 0; v < vars.size(); ++v) {
+      med[v] = median(s.ms[v]);
+      if (med[v] < med[best]) best = v;
+      std::printf(" %9.4f", med[v]);
+    }
+    const double base_ms = vars[0] == InputVariant::base ? med[0] : 0;
+    std::printf(" %9s %10.2f ", gradrt::vk::input_variant_name(vars[best]), base_ms > 0 ? base_ms / med[best] : 0.0);
+    for (size_t v = 0; v < vars.size(); ++v) {
+      if (s.diff[v] == 0) std::printf(" =");
+      else if (s.diff[v] < 0) std::printf(" ?");
+      else std::printf(" %.1e", s.diff[v]);
+    }
+    std::printf("\n");
+    if (jf) {
+      std::fprintf(jf, "{\"shape\":\"%s\",\"n\":%lld,\"h\":%lld,\"w\":%lld,\"ci\":%lld,\"co\":%lld,\"k\":%lld,"
+                   "\"stride\":%lld,\"flops\":%.0f,\"ms\":{", shape, (long long)s.n, (long long)s.hw, (long long)s.hw,
+                   (long long)s.ci, (long long)s.co, (long long)s.f, (long long)s.st,
+                   2.0 * s.p.y_elements() * s.p.filter_h * s.p.filter_w * s.p.filter_in_c);
+      for (size_t v = 0; v < vars.size(); ++v)
+        std::fprintf(jf, "%s\"%s\":%.5f", v ? "," : "", gradrt::vk::input_variant_name(vars[v]), med[v]);
+      std::fprintf(jf, "},\"rel_diff_vs_base\":{");
+      for (size_t v = 0; v < vars.size(); ++v)
+        std::fprintf(jf, "%s\"%s\":%.3g", v ? "," : "", gradrt::vk::input_variant_name(vars[v]), s.diff[v]);
+      std::fprintf(jf, "}}\n");
+    }
+  }
+  if (jf) std::fclose(jf);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int repeat = 5;
   bool only_f16 = false;
+  bool only_input = false;
+  InputSweep sweep;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
-    if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only_f16 = !std::strcmp(argv[++i], "f16");
+    if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only_f16 = !std::strcmp(argv[++i], "f16");
+      only_input = !std::strcmp(argv[i], "input");
+    }
+    if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) sweep.rounds = std::max(1, std::atoi(argv[++i]));
+    if (!std::strcmp(argv[i], "--variants") && i + 1 < argc) sweep.variants = argv[++i];
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) sweep.json = argv[++i];
+    if (!std::strcmp(argv[i], "--batch-div") && i + 1 < argc) sweep.batch_div = std::max(1, std::atoi(argv[++i]));
   }
+  sweep.repeat = repeat;
 
   std::unique_ptr<gradrt::vk::Context> ctx;
   Status s = gradrt::vk::Context::create({}, &ctx);
@@ -65,6 +195,11 @@ int main(int argc, char** argv) {
   }
   ctx->set_timing(true);
   std::printf("device: %s%s\n", ctx->info().props.deviceName, ctx->timing() ? "" : " (no timestamps)");
+  if (only_input) {
+    const int rc = input_sweep(*ctx, sweep);
+    ctx->save_pipeline_cache();
+    return rc;
+  }
 
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> d(-1, 1);

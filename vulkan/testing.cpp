@@ -288,4 +288,14 @@ Status run_op_sequence_probe(int64_t counts[3]) {
   return Status::OK();
 }
 
+// Conv2DBackpropInput's variant (ops/common.h InputVariant) by name: false for an unknown one.
+// The current one's name: input_variant_name().
+bool set_input_variant(const std::string& name) {
+  InputVariant v;
+  if (!parse_input_variant(name.c_str(), &v)) return false;
+  vk::set_input_variant(v);
+  return true;
+}
+std::string input_variant_name() { return vk::input_variant_name(vk::input_variant()); }
+
 }  // namespace gradrt::vk::testing

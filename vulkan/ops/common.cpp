@@ -1,7 +1,9 @@
 #include "common.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "sum_partials.spv.h"
@@ -29,13 +31,15 @@ static const char* forced_gemm_tiles() {
   return v.c_str();
 }
 
-GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes) {
+bool gemm_tiles_fit(const Context& ctx, const GemmTiles& t, size_t elem_bytes) {
   const VkPhysicalDeviceLimits& l = ctx.limits();
   const uint32_t invocations = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
-  auto fits = [&](const GemmTiles& t) {  // shared: BK*(BM+BN) elements + (BM+BK) ivec4 of decoded indices
-    return t.threads() <= invocations &&
-           t.bk * (t.bm + t.bn) * elem_bytes + (t.bm + t.bk) * 16 <= l.maxComputeSharedMemorySize;
-  };
+  return t.threads() <= invocations &&
+         t.bk * (t.bm + t.bn + 2 * t.pad) * elem_bytes + (t.bm + t.bk) * 16 <= l.maxComputeSharedMemorySize;
+}
+
+GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes) {
+  auto fits = [&](const GemmTiles& t) { return gemm_tiles_fit(ctx, t, elem_bytes); };
   const GemmTiles narrow{128, 16, 16, 8, 1}, wide{64, 64, 16, 4, 4}, large{128, 64, 16, 8, 4};
   // big: 128x128, 8x8 per invocation (64 multiply-adds per 16 shared loads, 256 invocations,
   // 18.3 KiB shared): a candidate for the batch-32 conv input gradient, forced only until a GPU
@@ -81,6 +85,39 @@ GemmTiles filter_gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size
   }
   return best.bm ? best : gemm_tiles(ctx, rows, cols, elem_bytes);
 }
+
+namespace {
+constexpr const char* kInputVariantNames[] = {"base", "pad",   "fit",     "large",
+                                                   "big",  "split", "blocked", "bigblocked", "phase"};
+std::atomic<int>& input_variant_slot() {  // -1: not read from the environment yet
+  static std::atomic<int> slot{-1};
+  return slot;
+}
+}  // namespace
+
+const char* input_variant_name(InputVariant v) { return kInputVariantNames[static_cast<int>(v)]; }
+
+bool parse_input_variant(const char* name, InputVariant* out) {
+  for (InputVariant v : kInputVariants)
+    if (!std::strcmp(name, input_variant_name(v))) return *out = v, true;
+  return false;
+}
+
+InputVariant input_variant() {
+  std::atomic<int>& slot = input_variant_slot();
+  int v = slot.load();
+  if (v < 0) {  // unknown or unset GRADRT_VULKAN_INPUT: base
+    const char* e = std::getenv("GRADRT_VULKAN_INPUT");
+    InputVariant parsed = InputVariant::base;
+    if (e) parse_input_variant(e, &parsed);
+    int expected = -1;
+    slot.compare_exchange_strong(expected, static_cast<int>(parsed));
+    v = slot.load();
+  }
+  return static_cast<InputVariant>(v);
+}
+
+void set_input_variant(InputVariant v) { input_variant_slot().store(static_cast<int>(v)); }
 
 uint32_t elementwise_threads(const Context& ctx) {
   const VkPhysicalDeviceLimits& l = ctx.limits();

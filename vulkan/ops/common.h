@@ -23,12 +23,31 @@ Status check_int32(const char* kernel, std::initializer_list<int64_t> counts);
 
 // Implicit-GEMM tile shape (shaders/common/implicit_gemm.glsl), picked from the device limits
 // and the size (rows x cols of C) of the problem; spec() is the specialisation-constant vector.
+// pad: shared-memory row padding (implicit_gemm.glsl's PAD: other layout, same sums).
+// blocked: each invocation owns TM x TN consecutive outputs (implicit_gemm.glsl's BLOCKED).
 struct GemmTiles {
   uint32_t bm, bn, bk, tm, tn;
+  uint32_t pad = 0, blocked = 0;
   uint32_t threads() const { return (bm / tm) * (bn / tn); }
-  std::vector<uint32_t> spec() const { return {threads(), bm, bn, bk, tm, tn}; }
+  std::vector<uint32_t> spec() const { return {threads(), bm, bn, bk, tm, tn, pad, blocked}; }
 };
 GemmTiles gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size_t elem_bytes);
+// Whether t fits the device: invocations, and shared memory (BK rows of BM + pad and BN + pad
+// elements of elem_bytes, plus the BM + BK decoded ivec4 indices).
+bool gemm_tiles_fit(const Context& ctx, const GemmTiles& t, size_t elem_bytes);
+
+// Conv2DBackpropInput's GEMM variants (issue 22 item 3: candidates for a GPU run to pick from;
+// vulkan/ops/conv2d_backprop_input.cpp says what each does). GRADRT_VULKAN_INPUT=<name> (read
+// once per process) or set_input_variant (tests, vulkan_bench --input-variants) select one;
+// base is the default. Every variant but split gives base's bits (same sums, same order).
+enum class InputVariant { base, pad, fit, large, big, split, blocked, bigblocked, phase };
+constexpr InputVariant kInputVariants[] = {InputVariant::base,    InputVariant::pad,        InputVariant::fit,
+                                           InputVariant::large,   InputVariant::big,        InputVariant::split,
+                                           InputVariant::blocked, InputVariant::bigblocked, InputVariant::phase};
+const char* input_variant_name(InputVariant v);
+bool parse_input_variant(const char* name, InputVariant* out);  // false: unknown name
+InputVariant input_variant();
+void set_input_variant(InputVariant v);
 // The filter gradients' tiles in the default shader set (v5, session 11): their C (M x N: taps x
 // channels, often small and not a multiple of 64, e.g. 144 x 24) is cut into equal tiles of 4x4
 // per invocation that cover it with the least padding (144 x 24: one 144 x 24 tile of 216

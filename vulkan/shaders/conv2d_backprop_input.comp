@@ -1,5 +1,6 @@
 #version 450
-// Conv2DBackpropInput (ops.md 2.4): dx as an implicit GEMM per group g (= workgroup z):
+// Conv2DBackpropInput (ops.md 2.4): dx as an implicit GEMM per group g and K chunk s
+// (workgroup z = s * groups + g):
 //   rows m = (n, iy, ix)           M = batch * in_h * in_w
 //   cols c < filter_in_c           input channel g * filter_in_c + c
 //   k = (ky, kx, o)                K = filter_h * filter_w * (out_c / groups), oc = g*OCg + o
@@ -8,6 +9,10 @@
 //             quotient; 0 otherwise (the positions the forward window never maps to).
 //   B[k][c] = w[ky, kx, c, oc]
 // Trap: the numerator can be negative; test < 0 before % and /, which truncate toward zero.
+// K split (p.splits > 1; the host's GRADRT_VULKAN_INPUT=split, float32/float64 only): chunk s
+// sums k in [s * k_chunk, (s + 1) * k_chunk) and writes its own partial dx at s * (dx elements)
+// of binding 2 (then a scratch buffer of splits partials: `stored` is `real` in those variants);
+// sum_partials.comp adds them in chunk order. One split: binding 2 is dx, s = 0.
 #extension GL_GOOGLE_include_directive : require
 #include "common/real.glsl"
 #include "common/storage.glsl"  // GRADRT_F16: float16 storage variant (loads widened into the float tiles)
@@ -24,12 +29,19 @@ int ocg() { return p.out_c / p.groups; }
 int gemm_rows() { return p.batch * p.in_h * p.in_w; }
 int gemm_cols() { return p.filter_in_c; }
 void gemm_k_range(int z, out int k_begin, out int k_end) {
-  k_begin = 0;
-  k_end = p.filter_h * p.filter_w * ocg();
+  const int K = p.filter_h * p.filter_w * ocg();
+  if (p.splits <= 1) {
+    k_begin = 0;
+    k_end = K;
+    return;
+  }
+  k_begin = min((z / p.groups) * p.k_chunk, K);
+  k_end = min(k_begin + p.k_chunk, K);
 }
 
 // row m = (n, iy, ix): (offset of image n and group g in dy, iy + pad_top, ix + pad_left)
-ivec4 row_info(int g, int m) {
+ivec4 row_info(int z, int m) {
+  const int g = z % p.groups;
   const int ix = m % p.in_w;
   const int t = m / p.in_w;
   const int iy = t % p.in_h, n = t / p.in_h;
@@ -37,13 +49,13 @@ ivec4 row_info(int g, int m) {
 }
 
 // k = (ky, kx, o): (ky*dilation_h, kx*dilation_w, o, ky*filter_w + kx)
-ivec4 k_info(int g, int k) {
+ivec4 k_info(int z, int k) {
   const int o = k % ocg();
   const int kk = k / ocg();
   return ivec4((kk / p.filter_w) * p.dilation_h, (kk % p.filter_w) * p.dilation_w, o, kk);
 }
 
-real load_a(int g, ivec4 row, ivec4 kin, int m, int k) {
+real load_a(int z, ivec4 row, ivec4 kin, int m, int k) {
   const int ty = row.y - kin.x, tx = row.z - kin.y;  // = oy*stride_h when a window maps here
   if (ty < 0 || tx < 0) return 0.0;
   int oy = ty, ox = tx;
@@ -59,10 +71,13 @@ real load_a(int g, ivec4 row, ivec4 kin, int m, int k) {
   return LOAD(dy[row.x + (oy * p.out_w + ox) * p.out_c + kin.z]);
 }
 
-real load_b(int g, ivec4 kin, int k, int c) {
-  return LOAD(w[(kin.w * p.filter_in_c + c) * p.out_c + g * ocg() + kin.z]);
+real load_b(int z, ivec4 kin, int k, int c) {
+  return LOAD(w[(kin.w * p.filter_in_c + c) * p.out_c + (z % p.groups) * ocg() + kin.z]);
 }
 
-void store_c(int g, int m, int c, real v) { dx[m * p.in_c + g * p.filter_in_c + c] = STORE(v); }
+void store_c(int z, int m, int c, real v) {
+  const int s = z / p.groups, g = z % p.groups;
+  dx[s * gemm_rows() * p.in_c + m * p.in_c + g * p.filter_in_c + c] = STORE(v);
+}
 
 #include "common/implicit_gemm.glsl"
