@@ -56,7 +56,7 @@ double median(std::vector<double> v) {
 // --only input: Conv2DBackpropInput's variants, interleaved, on the step's shapes.
 struct InputSweep {
   int rounds = 3, repeat = 5, batch_div = 1;
-  std::string variants = "base,pad,fit,large,big,split,blocked,bigblocked,phase", json;
+  std::string variants = "base,pad,fit,large,big,split,blocked,bigblocked,phase,auto", json;
 };
 
 int input_sweep(gradrt::vk::Context& ctx, const InputSweep& o) {

@@ -88,7 +88,7 @@ GemmTiles filter_gemm_tiles(const Context& ctx, int64_t rows, int64_t cols, size
 
 namespace {
 constexpr const char* kInputVariantNames[] = {"base", "pad",   "fit",     "large",
-                                                   "big",  "split", "blocked", "bigblocked", "phase"};
+                                                   "big",  "split", "blocked", "bigblocked", "phase", "auto"};
 std::atomic<int>& input_variant_slot() {  // -1: not read from the environment yet
   static std::atomic<int> slot{-1};
   return slot;
@@ -106,9 +106,9 @@ bool parse_input_variant(const char* name, InputVariant* out) {
 InputVariant input_variant() {
   std::atomic<int>& slot = input_variant_slot();
   int v = slot.load();
-  if (v < 0) {  // unknown or unset GRADRT_VULKAN_INPUT: base
+  if (v < 0) {  // unknown or unset GRADRT_VULKAN_INPUT: auto
     const char* e = std::getenv("GRADRT_VULKAN_INPUT");
-    InputVariant parsed = InputVariant::base;
+    InputVariant parsed = InputVariant::automatic;
     if (e) parse_input_variant(e, &parsed);
     int expected = -1;
     slot.compare_exchange_strong(expected, static_cast<int>(parsed));

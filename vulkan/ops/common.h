@@ -39,11 +39,13 @@ bool gemm_tiles_fit(const Context& ctx, const GemmTiles& t, size_t elem_bytes);
 // Conv2DBackpropInput's GEMM variants (issue 22 item 3: candidates for a GPU run to pick from;
 // vulkan/ops/conv2d_backprop_input.cpp says what each does). GRADRT_VULKAN_INPUT=<name> (read
 // once per process) or set_input_variant (tests, vulkan_bench --input-variants) select one;
-// base is the default. Every variant but split gives base's bits (same sums, same order).
-enum class InputVariant { base, pad, fit, large, big, split, blocked, bigblocked, phase };
+// automatic ("auto") is the default: a rule by shape from the H200 run of session 14 (resolved in
+// conv2d_backprop_input.cpp). Every variant but split gives base's bits (same sums, same order).
+enum class InputVariant { base, pad, fit, large, big, split, blocked, bigblocked, phase, automatic };
 constexpr InputVariant kInputVariants[] = {InputVariant::base,    InputVariant::pad,        InputVariant::fit,
                                            InputVariant::large,   InputVariant::big,        InputVariant::split,
-                                           InputVariant::blocked, InputVariant::bigblocked, InputVariant::phase};
+                                           InputVariant::blocked, InputVariant::bigblocked, InputVariant::phase,
+                                           InputVariant::automatic};
 const char* input_variant_name(InputVariant v);
 bool parse_input_variant(const char* name, InputVariant* out);  // false: unknown name
 InputVariant input_variant();

@@ -24,6 +24,12 @@
 //          class (iy + pad_top) % stride_h, (ix + pad_left) % stride_w over only the taps that reach
 //          it (stride 2: 1/4 of base's k loop, no zero loads); pad's tiles for the class's rows.
 //          The same nonzero products in the same order: base's bits. Other strides/dilations: pad.
+//   auto   the default, a rule by shape from the H200 run of session 14 (bench/results_gpu_h200.txt,
+//          step 1i and the step A/B): phase for stride > 1 with dilation 1 (4.6x base on the s2 row);
+//          split where base's tiles are too few to fill the GPU (< 256 workgroups) and K is long
+//          (>= 1024; 1.7x and 3.9x on 8x28x28x128 and 8x14x14x256), float32/64 only; blocked for
+//          M >= 65536 rows and 16 < N <= 64 channels (1.13-1.16x in the batch-32 steps); else pad
+//          (1.01-1.35x, same bits). fit, large, big and bigblocked never won alone.
 
 #include <algorithm>
 #include <type_traits>
@@ -61,6 +67,20 @@ GemmTiles input_tiles(const Context& ctx, InputVariant v, int64_t M, int64_t N, 
   return padded(t);
 }
 
+// GRADRT_VULKAN_INPUT's variant, or for auto the rule above.
+template <class T>
+InputVariant resolve_input_variant(const Context& ctx, const ConvParams& p, int64_t M, int64_t N, int64_t K,
+                                   size_t bytes) {
+  const InputVariant v = input_variant();
+  if (v != InputVariant::automatic) return v;
+  if ((p.stride_h > 1 || p.stride_w > 1) && p.dilation_h == 1 && p.dilation_w == 1) return InputVariant::phase;
+  const GemmTiles t = gemm_tiles(ctx, M, N, bytes);
+  const int64_t workgroups = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
+  if (!std::is_same_v<T, uint16_t> && workgroups < 256 && K >= 1024) return InputVariant::split;
+  if (M >= 65536 && N > 16 && N <= 64) return InputVariant::blocked;
+  return InputVariant::pad;
+}
+
 }  // namespace
 
 template <class T>
@@ -70,8 +90,8 @@ Status conv2d_backprop_input(Context& ctx, const ConvParams& p, const T* w, cons
   const int64_t n_dx = p.x_elements();
   const int64_t M = p.batch * p.in_h * p.in_w, N = p.filter_in_c;
   const int64_t K = p.filter_h * p.filter_w * (p.out_c / p.groups);
-  const InputVariant v = input_variant();
   constexpr size_t bytes = sizeof(Compute<T>);
+  const InputVariant v = resolve_input_variant<T>(ctx, p, M, N, K, bytes);
   const GemmTiles t = input_tiles(ctx, v == InputVariant::phase ? InputVariant::pad : v, M, N, bytes);
   const ShaderCode code = GRADRT_VK_SHADER3(T, conv2d_backprop_input, 3, ConvPush);
   const uint32_t gx = group_count(ctx, N, t.bn, 0), gy = group_count(ctx, M, t.bm, 1);

@@ -26,8 +26,11 @@ int ocg() { return p.out_c / p.groups; }
 int cls(int z) { return z / p.groups; }
 int ry(int z) { return cls(z) / p.stride_w; }
 int rx(int z) { return cls(z) % p.stride_w; }
-// the first row (column) >= 0 of class r, and how many of the image's rows (columns) it has
-int first(int r, int pad, int s) { return ((r - pad) % s + s) % s; }
+// the first row (column) >= 0 of class r, and how many of the image's rows (columns) it has.
+// Trap: no % of a negative number. GLSL leaves it undefined; the H200's driver gave (0 - 2) % 3
+// the unsigned result (2^32 - 2) % 3 = 2, not 1: classes overlapped at stride 3 (right by luck at
+// stride 2, a divisor of 2^32), lavapipe computed it as C does.
+int first(int r, int pad, int s) { return (r + s - pad % s) % s; }
 int count(int r, int pad, int s, int size) {
   const int f = first(r, pad, s);
   return f < size ? (size - 1 - f) / s + 1 : 0;
