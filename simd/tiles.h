@@ -46,6 +46,10 @@ struct ConvTuning {
   // first item prefetches the next row's lines (Zen 5: 0.6 -> 0.4-0.5 ms at 8x56x56x144 s2;
   // Emerald Rapids: 1.2-1.4x the time).
   bool depthwise_filter_prefetch = true;
+  // DepthwiseConv2dNativeBackpropFilter, 3x3 chunks without that prefetch: items are row
+  // chunks, each output row running every channel group before the next row (whole x rows
+  // stream in order), instead of (row chunk, channel group) items. Off: dwf_rows=0.
+  bool depthwise_filter_rows = false;
   // Conv2DBackpropInput 1x1 stride 1 without padding: dx channels up to this many (and at most
   // 4 vectors) stream dy in place (kernels/conv2d_backprop_input_stream.h); 0: off.
   int64_t input_stream_max = 64;
@@ -62,11 +66,6 @@ struct ConvTuning {
   // chunks last to first, so it starts on the rows the sum pass read last (still in L2 where
   // the L2 holds a good part of dy + x). 0: never. Emerald Rapids (2 MB L2): 16 MiB.
   int64_t bn_grad_dx_reverse_bytes = 0;
-  // FusedBatchNormGrad and the 3x3 depthwise filter gradient (dwf_chunked): work items
-  // claimed from both ends (kernels/common.h par_two_ended: the caller from the front, the
-  // helpers from the back), so each thread keeps to its own rows from call to call; off:
-  // parallel_for's shared counter. Never touches the bits.
-  bool two_ended_claims = true;
   // FusedBatchNormGrad (training): dx of at least this many bytes is written
   // with non-temporal stores (when vector-aligned). 0: never. Zen 5: 4 MiB (kernels/fused_batch_norm_grad.h).
   int64_t bn_grad_stream_bytes = int64_t{4} << 20;

@@ -299,8 +299,8 @@ TEST_CASE("cpu: FusedBatchNormGrad misaligned, odd-width and large inputs") {
 }
 
 // FusedBatchNormGrad's dx pass under its ConvTuning choices: normal or non-temporal stores
-// (bn_grad_stream_bytes), chunks in order or last first (bn_grad_dx_reverse_bytes), chunks
-// claimed from a shared counter or from both ends (two_ended_claims), every ISA, 1/2/3 threads; against the reference and the same bits in every configuration.
+// (bn_grad_stream_bytes), chunks in order or last first (bn_grad_dx_reverse_bytes), every ISA,
+// 1/2/3 threads; against the reference and the same bits in every configuration.
 template <class T>
 void batch_norm_grad_dx_modes(uint32_t seed) {
   IsaGuard guard;
@@ -320,9 +320,9 @@ void batch_norm_grad_dx_modes(uint32_t seed) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(C);
       std::vector<T> first[3];
-      // {reversed up to (0: never), non-temporal dx from (0: never), two-ended claims}.
+      // {reversed up to (0: never), non-temporal dx from (0: never)}.
       const int64_t big = int64_t(1) << 40, nt = int64_t(64) << 10;
-      const int64_t configs[][3] = {{0, 0, 0}, {0, nt, 1}, {big, 0, 0}, {big, nt, 0}, {big, 0, 1}, {big, nt, 1}};
+      const int64_t configs[][2] = {{0, 0}, {0, nt}, {big, 0}, {big, nt}};
       std::vector<T> dxbuf(n + 64 / sizeof(T));
       T* pdx = dxbuf.data();
       while (reinterpret_cast<uintptr_t>(pdx) % 64 != 0) ++pdx;  // vector-aligned: the NT path
@@ -331,13 +331,11 @@ void batch_norm_grad_dx_modes(uint32_t seed) {
           simd::ConvTuning tu = t;
           tu.bn_grad_dx_reverse_bytes = cfg[0];
           tu.bn_grad_stream_bytes = cfg[1];
-          tu.two_ended_claims = cfg[2] != 0;
           REQUIRE(simd::set_cpu_tuning(i, tu));
         }
         for (int threads : {1, 2, 3}) {
           CAPTURE(cfg[0]);
           CAPTURE(cfg[1]);
-          CAPTURE(cfg[2]);
           CAPTURE(threads);
           std::fill(pdx, pdx + n, T(-7));
           std::vector<T> ds(C), d0(C);
@@ -438,19 +436,19 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks past the prefetch size vs r
   }
 }
 
-// The filter gradient's 3x3 chunked path with its items claimed from both ends
-// (ConvTuning::two_ended_claims, kernels/common.h par_two_ended) and from the shared counter,
-// stride 1 and 2, several chunks and channel groups (an odd count of channel vectors), every
-// ISA, 1 thread vs reference and 2/3 threads the same bits.
-TEST_CASE("cpu: depthwise filter gradient 3x3 chunks claimed from both ends vs reference") {
+// The filter gradient's 3x3 chunked path with (row chunk, channel group) items and with
+// row-major items (ConvTuning::depthwise_filter_rows), stride 1 and 2, several chunks and
+// channel groups (an odd count of channel vectors), every ISA, 1 thread vs reference and 2/3
+// threads the same bits.
+TEST_CASE("cpu: depthwise filter gradient 3x3 chunks, row-major items vs reference") {
   IsaGuard guard;
   std::mt19937 rng(59);
   TuningGuard restore;
-  for (bool ends : {true, false}) {
-    CAPTURE(ends);
+  for (bool by_rows : {false, true}) {
+    CAPTURE(by_rows);
     for (const auto& [isa, t] : restore.saved) {
       simd::ConvTuning tu = t;
-      tu.two_ended_claims = ends;
+      tu.depthwise_filter_rows = by_rows;
       REQUIRE(simd::set_cpu_tuning(isa, tu));
     }
     for (const ConvParams& p : {depthwise_geometry(2, 21, 18, 48, 3, 3, 2, 2, 0, 0, 1, 1),

@@ -308,7 +308,8 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).depthwise_filter_prefetch == false);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).depthwise_filter_prefetch == true);
   check_flag("dwf_pf", &simd::ConvTuning::depthwise_filter_prefetch, "on");
-  check_flag("ends", &simd::ConvTuning::two_ended_claims, "yes");
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "ends=1", &s));  // session 13's two-ended claims: dropped
+  check_flag("dwf_rows", &simd::ConvTuning::depthwise_filter_rows, "2");
   const simd::ConvTuning before = s;
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input=5x5", &s));      // not instantiated
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "inptu=12x2", &s));     // unknown key

@@ -164,38 +164,6 @@ inline void par(const Exec& exec, int64_t n, int64_t grain, F&& f) {
                   [](void* ctx, int64_t b, int64_t e) { (*static_cast<Fn*>(ctx))(b, e); });
 }
 
-// Calls f(i) for each item i in [0, n) (n < 2^31), claimed one at a time from both ends: the
-// calling thread takes items in order from the front, every other worker from the back, until
-// they meet. With 2 threads the caller keeps to the first items and the helper to the last
-// ones from one call to the next (each its own part of the data, in its own L2: parallel_for's
-// shared counter interleaves small chunks between the threads and changes the map from call
-// to call), and a helper that starts late (a busy host: bench/parallel_share) only moves the
-// meeting point instead of leaving its half to the caller. Returns the meeting point m: the
-// caller ran items [0, m), the others [m, n) (m = 0 when the caller is no worker: an external
-// executor). f(i) must give the same result on any thread (the bits never depend on m).
-template <class F>
-inline int64_t par_two_ended(const Exec& exec, int64_t n, F&& f) {
-  if (n <= 0) return 0;
-  // ends = front << 32 | back: items [front, back) are left.
-  std::atomic<uint64_t> ends{uint64_t(n)};
-  const std::thread::id caller = std::this_thread::get_id();
-  par(exec, imax(1, imin(int64_t(exec.threads), n)), 1, [&](int64_t, int64_t) {
-    const bool front = std::this_thread::get_id() == caller;
-    for (;;) {
-      uint64_t e = ends.load(std::memory_order_relaxed), next = 0;
-      int64_t i = 0;
-      do {
-        const int64_t lo = int64_t(e >> 32), hi = int64_t(e & 0xffffffffu);
-        if (lo >= hi) return;
-        i = front ? lo : hi - 1;
-        next = front ? e + (uint64_t(1) << 32) : e - 1;
-      } while (!ends.compare_exchange_weak(e, next, std::memory_order_relaxed));
-      f(i);
-    }
-  });
-  return int64_t(ends.load(std::memory_order_relaxed) >> 32);
-}
-
 // Calls f(begin, end) over [0, n) in guided chunks of at least min_grain items (parallel.h
 // parallel_for_guided): only for loops whose results do not depend on the cut.
 template <class F>

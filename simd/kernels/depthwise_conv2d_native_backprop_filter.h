@@ -134,15 +134,12 @@ int64_t dwf_strip(const ConvParams& p, int64_t nv, int64_t l1) {
 // own part of its chunk's partial, and the partials are combined in chunk order: the same
 // bits for any thread count. The threads take contiguous runs of items (one run each, in
 // one parallel pass): each keeps to its own rows, so at batch 1 its part of x stays in its
-// own L2 from one call to the next, and no x line is fetched by both cores. With `ends`
-// (ConvTuning::two_ended_claims) and no prefetch, the items are claimed from both ends
-// (par_two_ended): the caller from the first, the helper from the last, one at a time, so a
-// helper that starts late (a busy host) takes over fewer items instead of leaving its whole
-// run to the caller (bench/parallel_share: with 2 runs the caller ran both in a third of the
-// calls on a loaded host); the prefetching path keeps the ascending runs it is written for.
+// own L2 from one call to the next, and no x line is fetched by both cores. (Items claimed
+// one at a time from both ends, session 13's par_two_ended, made no measurable difference:
+// NOTES, "Batch norm and depthwise threads".)
 // Returns false (nothing done) if the shape is not one of these.
 template <class T, class Arch>
-bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, bool ends, const T* x,
+bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, bool by_rows, const T* x,
                  const T* dy, T* dw) {
   // WASM (float): the row chunks of dwf_wasm_chunks, combined here.
   if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
@@ -160,26 +157,55 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool pre
   const int64_t rows = p.batch * p.out_h, nw = 9 * C, cvn = C / L;
   if (rows == 0 || p.out_w == 0) return false;
   const int64_t row_bytes = imax(1, p.stride_h * p.in_w * C * int64_t(sizeof(T)));
+  // Prefetch (see dwf_chunk3) when x and dy are well past the L2s (a fixed size, not the
+  // machine's: on cache-resident data the prefetches only cost).
+  // Off where ConvTuning::depthwise_filter_prefetch says so (Emerald Rapids: the bursts of
+  // prefetches at each row's start cost more than the misses they remove).
+  const bool big = prefetch && (p.x_elements() + rows * p.out_w * C) * int64_t(sizeof(T)) > (int64_t(8) << 20);
+  // Row-major items (ConvTuning::depthwise_filter_rows, not with the prefetch): an item is a
+  // chunk of rows, and every channel group runs on one output row before the next row, so the
+  // x rows stream from memory whole (all lines of a pixel back to back) instead of 2 of the 9
+  // lines of a 576-byte pixel per pass. Chunks of at least 2 rows, at most 64.
+  by_rows = by_rows && !big;
   int64_t grain = imax(1, (int64_t(256) << 10) / row_bytes);
   const int64_t min_chunks = (16 + cvn - 1) / cvn;
   grain = imin(grain, imax(1, (rows + min_chunks - 1) / min_chunks));
   grain = imax(grain, (rows + 63) / 64);
+  if (by_rows) grain = imax(2, (rows + 63) / 64);
   const int64_t chunks = nchunks(rows, grain);
   // Interior columns: every kx inside x for j in [j_lo, j_hi) (ix = j*S - pl + kx).
   const int64_t S = p.stride_w;
   const int64_t j_lo = imin(p.out_w, (p.pad_left + S - 1) / S);
   const int64_t j_hi = imax(j_lo, imin(p.out_w, floordiv(p.in_w - 3 + p.pad_left, S) + 1));
   T* part = scratch.take<T>(chunks * nw + 1);
-  // Prefetch (see dwf_chunk3) when x and dy are well past the L2s (a fixed size, not the
-  // machine's: on cache-resident data the prefetches only cost).
-  // Off where ConvTuning::depthwise_filter_prefetch says so (Emerald Rapids: the bursts of
-  // prefetches at each row's start cost more than the misses they remove).
-  const bool big = prefetch && (p.x_elements() + rows * p.out_w * C) * int64_t(sizeof(T)) > (int64_t(8) << 20);
   const int64_t strip1 = dwf_strip<T>(p, L, kDwfStripBytes), strip2 = dwf_strip<T>(p, 2 * L, kDwfStripBytes);
   // Two channel vectors per item where 32 registers hold their 18 sums (the last one alone
   // if the count is odd): each pass over the chunk's rows reads two adjacent lines per pixel.
   const int64_t NV = kTiles.dw_channel_pairs ? 2 : 1;
-  const int64_t groups = (cvn + NV - 1) / NV, items = chunks * groups;
+  const int64_t groups = (cvn + NV - 1) / NV;
+  // Channels [c, c + NV*L) (or the lone last vector) of rows [r0, r1) into out.
+  auto run = [&](int64_t r0, int64_t r1, int64_t c, T* out, bool pf, bool add) {
+    if (NV == 2 && c + 2 * L <= C) {
+      if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf, add);
+      else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf, add);
+    } else {
+      if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf, add);
+      else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf, add);
+    }
+  };
+  if (by_rows) {
+    // Chunk k's partial = ((row r0's sums) + row r0+1's sums) + ..., per (tap, channel): the
+    // order depends on the shape only.
+    auto chunk = [&](int64_t k) {
+      const int64_t r0 = k * grain, r1 = imin(rows, r0 + grain);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t g = 0; g < groups; ++g) run(r, r + 1, g * NV * L, part + k * nw + g * NV * L, false, r > r0);
+    };
+    par(exec, rows, grain, [&](int64_t r0, int64_t) { chunk(r0 / grain); });
+    combine_partials<T, Arch>(exec, part, chunks, nw, dw);
+    return true;
+  }
+  const int64_t items = chunks * groups;
   auto item = [&](int64_t i) {
     const int64_t k = i / groups, c = (i % groups) * NV * L;
     const int64_t r0 = k * grain, r1 = imin(rows, r0 + grain);
@@ -193,21 +219,11 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool pre
       if (yb > ya) prefetch_lines<Arch>(x + (n1 * p.in_h + ya) * p.in_w * C, (yb - ya) * p.in_w * C * int64_t(sizeof(T)));
       prefetch_lines<Arch>(dy + r1 * p.out_w * C, p.out_w * C * int64_t(sizeof(T)));
     }
-    if (NV == 2 && c + 2 * L <= C) {
-      if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
-      else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
-    } else {
-      if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
-      else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
-    }
+    run(r0, r1, c, out, pf, false);
   };
-  if (ends && !big) {
-    par_two_ended(exec, items, item);
-  } else {
-    par(exec, items, (items + exec.threads - 1) / exec.threads, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) item(i);
-    });
-  }
+  par(exec, items, (items + exec.threads - 1) / exec.threads, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) item(i);
+  });
   combine_partials<T, Arch>(exec, part, chunks, nw, dw);
   return true;
 }
@@ -247,7 +263,9 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvTuning&
   const int64_t nw = taps * OC;
   if (nw == 0) return;
   Arena scratch(exec);
-  if (dwf_chunked<T, Arch>(exec, scratch, p, tuning.depthwise_filter_prefetch, tuning.two_ended_claims, x, dy, dw)) return;
+  if (dwf_chunked<T, Arch>(exec, scratch, p, tuning.depthwise_filter_prefetch, tuning.depthwise_filter_rows, x,
+                               dy, dw))
+    return;
   const int64_t rows = p.batch * p.out_h;
   // At most 16 chunks of >= 2 rows: an even split for 2 threads at batch 1 (e.g. 28 rows:
   // 14 chunks of 2) and few partials to combine; fixed by the row count alone.

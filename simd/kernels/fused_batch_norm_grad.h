@@ -94,22 +94,10 @@ void fused_batch_norm_grad(const Exec& exec, const ConvTuning& tuning, const Bat
       k3[c] = p.is_training ? -s * (doffset[c] * inv_r) : T(0);
     }
   };
-  // Two-ended claims (ConvTuning::two_ended_claims, par_two_ended): the caller sums chunks
-  // [0, m) ascending, the helper [m, chunks) descending, and where the dx pass runs in
-  // reverse each rereads its own rows, most recent first (from its L2): the caller [0, m)
-  // descending, the helper [m, R) ascending. Both end where the next call's sums start. A
-  // chunk's partial depends on its rows only: the same bits for any thread count and m.
-  const bool ends = tuning.two_ended_claims;
-  auto sums = [&](int64_t kc) {
-    T* s0 = part + kc * 2 * C;
-    bn_grad_sums<T, Arch>(kc * grain, imin(R, (kc + 1) * grain), C, dy, x, mean, s0, s0 + C);
-  };
-  int64_t m = chunks;  // the caller's sum chunks: [0, m)
-  if (ends) {
-    m = par_two_ended(exec, chunks, sums);
-  } else {
-    par(exec, R, grain, [&](int64_t r0, int64_t) { sums(r0 / grain); });
-  }
+  par(exec, R, grain, [&](int64_t r0, int64_t) {
+    T* s0 = part + (r0 / grain) * 2 * C;
+    bn_grad_sums<T, Arch>(r0, imin(R, r0 + grain), C, dy, x, mean, s0, s0 + C);
+  });
   bn_combine<T, Arch>(chunks, part, 2 * C, C, doffset);
   bn_combine<T, Arch>(chunks, part + C, 2 * C, C, sdyxc);
   constants(0, C);
@@ -118,23 +106,7 @@ void fused_batch_norm_grad(const Exec& exec, const ConvTuning& tuning, const Bat
   // bn_grad_dx_reverse_bytes (elementwise: the order never touches the bits).
   const int64_t dx_grain = imax(1, 16384 / C), dx_chunks = nchunks(R, dx_grain);
   const bool reverse = 2 * R * C * int64_t(sizeof(T)) <= tuning.bn_grad_dx_reverse_bytes;
-  // Two-ended and reversed: claim index j < na is the caller's rows [0, M) chunk na-1-j (from
-  // M down), j >= na the helper's rows [M, R) chunk na+nb-1-j (from M up, as the helper claims
-  // j from the back).
-  const int64_t M = imin(R, m * grain), na = nchunks(M, dx_grain), nb = nchunks(R - M, dx_grain);
   auto dx_pass = [&](auto&& rows) {
-    if (ends && reverse) {
-      par_two_ended(exec, na + nb, [&](int64_t j) {
-        if (j < na) {
-          const int64_t r0 = (na - 1 - j) * dx_grain;
-          rows(r0, imin(M, r0 + dx_grain));
-        } else {
-          const int64_t r0 = M + (na + nb - 1 - j) * dx_grain;
-          rows(r0, imin(R, r0 + dx_grain));
-        }
-      });
-      return;
-    }
     par(exec, dx_chunks, 1, [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t r0 = (reverse ? dx_chunks - 1 - q : q) * dx_grain;
