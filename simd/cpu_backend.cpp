@@ -259,12 +259,13 @@ class CpuBackend final : public Backend {
 
   // Conv2DBackpropInput's path, as PlanInfo::tiles: "stream RxCV" (the 1x1 streaming tile:
   // R pixels x CV vectors of dx channels; "stream Rx1 half": in half-width vectors) or
-  // "gemm MRxNRV" (+ ", padded dy"); "" for the other kernels.
+  // "gemm MRxNRV" (+ ", padded dy" [+ ", row tiles R"]); "" for the other kernels.
   std::string tiles_for(const KernelQuery& q) override {
     if (q.kernel != Kernel::conv2d_backprop_input || !q.params || !kt().input_path) return "";
     const simd::InputPath ip = kt().input_path(tuning(), q.params_as<ConvParams>(), q.dtype == DType::float64);
     return std::string(ip.stream ? "stream " : "gemm ") + std::to_string(ip.tile.rows) + "x" +
-           std::to_string(ip.tile.vectors) + (ip.half ? " half" : "") + (ip.padded_dy ? ", padded dy" : "");
+           std::to_string(ip.tile.vectors) + (ip.half ? " half" : "") + (ip.padded_dy ? ", padded dy" : "") +
+           (ip.row_tiles ? ", row tiles " + std::to_string(ip.row_tiles) : "");
   }
 
   // The driver's <stem>_workspace for these params at q.threads (shared + threads x per-thread).

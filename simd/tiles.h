@@ -73,6 +73,9 @@ struct ConvTuning {
   // merged K runs (simd/kernels/conv2d_backprop_input.h, conv2d_backprop_input_dy_pad; the
   // shape decides, this allows it). Off: GRADRT_CPU_TILES=input_pad=0.
   bool input_pad_dy = true;
+  // On padded dy, tiles that keep to one class row where a row tile fits (conv2d_backprop_input_dy_pad
+  // `rows`): filter rows on the zero border are dropped. Off: GRADRT_CPU_TILES=input_rows=0.
+  bool input_pad_rows = true;
 };
 
 inline constexpr int kMaxGemmTiles = 3;

@@ -188,6 +188,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
       t.input_pad_dy = val == "1";
+    } else if (key == "input_rows") {  // padded dy: row tiles that drop the border's filter rows
+      const std::string val(v, vn);
+      if (val != "0" && val != "1") return false;
+      t.input_pad_rows = val == "1";
     } else if (key == "input_pf") {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
@@ -226,7 +230,7 @@ std::string describe(const ConvTuning& t) {
   std::snprintf(buf, sizeof buf,
                 "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s, filter few-c to %lld%s%s, "
                 "depthwise filter prefetch %s%s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, "
-                "input 1x1 stream to %lld (prefetch %s), input dy pad %s",
+                "input 1x1 stream to %lld (prefetch %s), input dy pad %s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
@@ -237,7 +241,8 @@ std::string describe(const ConvTuning& t) {
                 t.depthwise_filter_rows ? " (row-major items)" : "",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
                 static_cast<long long>(t.input_stream_max),
-                t.input_stream_prefetch ? "on" : "off", t.input_pad_dy ? "on" : "off");
+                t.input_stream_prefetch ? "on" : "off", t.input_pad_dy ? "on" : "off",
+                t.input_pad_dy && t.input_pad_rows ? " (row tiles)" : "");
   return buf;
 }
 

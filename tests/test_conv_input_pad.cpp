@@ -2,7 +2,7 @@
 // conv2d_backprop_input_dy_pad): small images, where most GEMM tiles hold an edge pixel, run
 // every tile as merged K runs from the padded copy. Checked on every ISA unit and tile against
 // the reference (float, double, 1-3 threads), bitwise against the same shapes without the copy
-// (GRADRT_CPU_TILES=input_pad=0), and the rule (which shapes take it) through the workspace and
+// (GRADRT_CPU_TILES=input_pad=0) and without row tiles (input_rows=0), and the rule (which shapes take it) through the workspace and
 // the plan's tiles string. Then strided shapes at batch > 1 (the phase classes' tiles span
 // images and class rows) on every ISA unit and tile, against the reference and across threads.
 #include <doctest/doctest.h>
@@ -54,6 +54,11 @@ std::vector<Shape> shapes() {
   gradrt::ConvParams z = same_conv_params(2, 10, 9, 16, 16, 3, 1);  // rows: stride 2, dilation 2, pad 2
   z.stride_h = 2, z.dilation_h = 2, z.pad_top = 2, z.out_h = 5;
   v.push_back({z, Pad::either});
+  // Row tiles (conv2d_backprop_input_dy_pad `rows`): class rows of 12, 8 and 16 (s2: 8) pixels,
+  // which 12-, 8-, 6-, 4- and 2-row tiles divide, batch > 1, two column panels on 12x2 (48).
+  v.push_back({same_conv_params(2, 12, 12, 16, 16, 3, 1), Pad::either});
+  v.push_back({same_conv_params(3, 8, 8, 48, 32, 3, 1), Pad::on});
+  v.push_back({same_conv_params(2, 16, 16, 64, 40, 3, 2), Pad::either});
   v.push_back({same_conv_params(1, 56, 56, 32, 32, 3, 1), Pad::off});
   v.push_back({same_conv_params(2, 8, 8, 32, 32, 1, 1), Pad::off});
   return v;
@@ -106,10 +111,12 @@ TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the
   test::TuningGuard tuning;
   std::mt19937 rng(2112);
   const std::vector<Shape> all = shapes();
-  int compared = 0;
+  int compared = 0, row_tiles = 0;
   for_each_input_tile([&](simd::Isa isa, const simd::ConvTuning& on, std::vector<test::Variant>& here) {
-    simd::ConvTuning off = on;
+    simd::ConvTuning off = on, no_rows = on;
     off.input_pad_dy = false;
+    no_rows.input_pad_rows = false;
+    REQUIRE(on.input_pad_rows);
     for (size_t i = 0; i < all.size(); ++i) {
       const gradrt::ConvParams& p = all[i].p;
       CAPTURE(test::describe(p));
@@ -120,7 +127,11 @@ TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the
       const size_t ws_on = workspace(p, 2);
       if (all[i].pad == Pad::on) CHECK(ws_on > ws_off);
       if (all[i].pad == Pad::off) CHECK(ws_on == ws_off);
-      CHECK((tiles_of(p).find(", padded dy") != std::string::npos) == (ws_on > ws_off));  // one rule
+      const std::string tiles = tiles_of(p);
+      CHECK((tiles.find(", padded dy") != std::string::npos) == (ws_on > ws_off));  // one rule
+      const bool rows = tiles.find(", row tiles") != std::string::npos;
+      CHECK((!rows || ws_on > ws_off));  // row tiles only on padded dy
+      row_tiles += rows;
       // Against the reference, float and double, reruns at other thread counts.
       test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
       test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
@@ -133,10 +144,16 @@ TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the
       REQUIRE(a1.size() == b1.size());
       CHECK(std::memcmp(a1.data(), b1.data(), a1.size() * sizeof(float)) == 0);
       CHECK(std::memcmp(a3.data(), b1.data(), a1.size() * sizeof(float)) == 0);
+      // Padded dy without row tiles (GRADRT_CPU_TILES=input_rows=0): the same bits too.
+      REQUIRE(simd::set_cpu_tuning(isa, no_rows));
+      CHECK(tiles_of(p).find(", row tiles") == std::string::npos);
+      const std::vector<float> c2 = run(p, 2, w, dy);
+      CHECK(std::memcmp(c2.data(), b1.data(), a1.size() * sizeof(float)) == 0);
       ++compared;
     }
   });
-  MESSAGE("padded/unpadded pairs compared: " << compared);
+  MESSAGE("padded/unpadded pairs compared: " << compared << ", with row tiles: " << row_tiles);
+  CHECK(row_tiles > 0);
 }
 
 namespace {

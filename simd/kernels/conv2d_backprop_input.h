@@ -36,6 +36,7 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 struct DyPad {
   bool on = false;
   int64_t top = 0, left = 0, h = 0, w = 0;  // rows/columns before dy; the copy's height and width
+  int64_t rows = 0;  // row tiles of this many pixels (0: MR-pixel tiles in pixel order), see below
 };
 
 // One phase ph of an axis (class pixels a = 0 .. cnt-1 at ph + a*stride): the lowest and
@@ -67,7 +68,17 @@ inline PadPhase pad_phase(int64_t ph, int64_t in, int64_t out, int64_t stride, i
 // and in each other row one run of ec edge pixels (a row's last and the next row's first are
 // neighbours in tile order), which meets (ec - 1 + MR) / MR tiles. 3x3 s1 (MR 12): 16x16 84%
 // of the tiles, 28x28 47%, 56x56 24%; 3x3 s2 16x16 53%, 32x32 39% (MR 6: 41%, 21%); 1x1: none.
-inline DyPad conv2d_backprop_input_dy_pad(const ConvParams& p, int64_t MR, bool allowed) {
+//
+// Row tiles (`rows`, ConvTuning::input_pad_rows): on padded dy, tiles of R pixels that never
+// leave a class row, R the tile's MR or its 2MR/3-row kernel (rows_b), the larger that divides
+// every class row (16x16 s1 with 12x2: R = 8, two tiles a row). Such a tile has one dy row per
+// filter row, so a filter row whose dy row lies in the zero border (the image's first and last
+// rows under 3x3 pad 1) is dropped with its whole K run, as the per-tap path drops a tap that
+// is padding for every pixel of its tile: same bits (an empty product adds nothing), and
+// 16x16 s1 computes 46 of 48 filter-row runs (the border columns' taps stay inside the runs).
+// Only where R x NRV keeps >= 16 accumulators (8x2, 4x4), enough FMAs per broadcast.
+inline DyPad conv2d_backprop_input_dy_pad(const ConvParams& p, int64_t MR, bool allowed, bool rows_allowed = false,
+                                          int64_t NRV = 0) {
   DyPad d;
   if (!allowed || p.groups != 1 || p.dilation_w != 1 || p.x_elements() == 0 || p.out_h * p.out_w == 0) return d;
   int64_t lo_y = 0, hi_y = p.out_h - 1, lo_x = 0, hi_x = p.out_w - 1;
@@ -90,6 +101,13 @@ inline DyPad conv2d_backprop_input_dy_pad(const ConvParams& p, int64_t MR, bool 
   d.on = true;
   d.top = -lo_y, d.left = -lo_x;
   d.h = hi_y - lo_y + 1, d.w = hi_x - lo_x + 1;
+  if (!rows_allowed) return d;
+  for (const int64_t r : {MR, int64_t(rows_b(int(MR)))}) {
+    bool fits = r * NRV >= 16;
+    for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px)
+      fits = fits && (p.in_w - px + p.stride_w - 1) / p.stride_w % r == 0;
+    if (fits) return d.rows = r, d;
+  }
   return d;
 }
 
@@ -156,7 +174,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
   // dy up front took ~5% of the 16x16x32 s1 op at batch 32 and left it in L3).
   // The one place the driver decides padded dy (its workspace size and the plan's tiles string
   // call the same rule with the same tile).
-  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tu.input_pad_dy);
+  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tu.input_pad_dy, tu.input_pad_rows, NRV);
   const bool prefetch_dy = tu.input_prefetch_dy;
   int64_t tiles = 0, max_ctaps = 0;
   for (int64_t q = 0; q < ncls; ++q) {
@@ -177,7 +195,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
     const int64_t ch = (p.in_h - py + p.stride_h - 1) / p.stride_h;  // rows iy = py + a*sh
     const int64_t cw = (p.in_w - px + p.stride_w - 1) / p.stride_w;
     cq[0] = py, cq[1] = px, cq[2] = nky, cq[3] = nkx, cq[4] = ch, cq[5] = cw, cq[6] = tiles;
-    tiles += ((pad.on ? 1 : p.batch) * ch * cw + MR - 1) / MR;
+    tiles += pad.rows ? ch * (cw / pad.rows) : ((pad.on ? 1 : p.batch) * ch * cw + MR - 1) / MR;
     max_ctaps = imax(max_ctaps, nky * nkx);
   }
   // bpack[g][j][ky*fw + kpos[kx]][oc][NR] = w[ky][kx][j*NR + (0..NR)][g*ocg + oc]: the
@@ -253,7 +271,9 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
       const int64_t py = cq[0], px = cq[1], nky = cq[2], nkx = cq[3], ch = cq[4], cw = cq[5];
       const int64_t *kys = cq + 7, *du = kys + fh, *kxs = du + fh, *dv = kxs + fw;
       const int64_t npix = (pad.on ? 1 : p.batch) * ch * cw, tile = tin - cq[6];
-      const int64_t m0 = tile * MR, mr = imin(MR, npix - m0);
+      // Row tiles (pad.rows = R): cw / R tiles per class row, R pixels each.
+      const int64_t R = pad.rows, m0 = R ? tile / (cw / R) * cw + tile % (cw / R) * R : tile * MR;
+      const int64_t mr = R ? R : imin(MR, npix - m0);
       T* c[MR];
       int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = img + m0 / (cw * ch);
       // The GEMM over the np column panels of group g, taps a/b[0..nt) of kc values each (b
@@ -274,14 +294,18 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
       };
       // Merged K runs: filter rows u < nt, each pixel's taps read from its own offset pix_off[i]
       // in `base` (rows of row_elems values), B from the packed filter at the row's last kx.
-      auto merged_runs = [&](const T* base, int64_t row_elems, int64_t nt) {
+      // row >= 0 (row tiles: every pixel in class row `row`): filter rows whose dy row
+      // row + du[u] is outside dy are dropped (all zeros in the padded copy).
+      auto merged_runs = [&](const T* base, int64_t row_elems, int64_t nt, int64_t row) {
+        int64_t k = 0;
         for (int64_t u = 0; u < nt; ++u) {
+          if (row >= 0 && (row + du[u] < 0 || row + du[u] >= out_h)) continue;
           const int64_t toff = du[u] * row_elems + dv[nkx - 1] * out_c;
-          const T** at = a + u * MR;
+          const T** at = a + k * MR;
           for (int64_t i = 0; i < MR; ++i) at[i] = base + (pix_off[i] + toff);
-          b[u] = bpack + (kys[u] * fw + kpos[kxs[nkx - 1]]) * ocg * NR;
+          b[k++] = bpack + (kys[u] * fw + kpos[kxs[nkx - 1]]) * ocg * NR;
         }
-        run_panels(0, nt, nkx * ocg);
+        run_panels(0, k, nkx * ocg);
       };
       if (pad.on) {  // every tap inside dyp: merged K runs from each pixel's own offset there
         if (*held != n) copy_image(dyp, n), *held = n;
@@ -291,7 +315,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
           pix_off[i] = ((aa + pad.top) * pad.w + bb + pad.left) * out_c;
           if (i + 1 < mr && ++bb == cw) bb = 0, ++aa;  // rows >= mr repeat the last pixel
         }
-        merged_runs(dyp, prow, nt);
+        merged_runs(dyp, prow, nt, R ? (m0 / cw) % ch : -1);
         continue;
       }
       // Interior tile: MR pixels in one class row, every tap inside dy for all of them
@@ -361,7 +385,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
         }
       }
       if (all_in) {
-        merged_runs(dy, row_c, nky);
+        merged_runs(dy, row_c, nky, -1);
         continue;
       }
       for (int64_t g = 0; g < groups; ++g) {
@@ -465,7 +489,7 @@ size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, co
     const int64_t taps = p.filter_h * p.filter_w, ocg = p.out_c / imax(1, p.groups);
     const int64_t panel = taps * ocg * NR, np = (p.filter_in_c + NR - 1) / NR;
     const bool priv = conv2d_backprop_input_private_panels(p, threads, p.groups * np * panel);
-    const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tuning.input_pad_dy);
+    const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tuning.input_pad_dy, tuning.input_pad_rows, NRV);
     bytes = conv2d_backprop_input_scratch<T>(p, MR, NR, pad, priv && threads > 1).total(threads);
   });
   return bytes;
