@@ -106,6 +106,13 @@ InputPath input_path(const ConvTuning& tu, const ConvParams& p) {
                    .padded_dy = conv2d_backprop_input_dy_pad(p, tile.rows, tu.input_pad_dy).on};
 }
 
+template <class T, class Arch>
+FilterPath filter_path(const ConvTuning& tu, const ConvParams& p) {
+  if (conv2d_backprop_filter_few_c_applies<T, Arch>(tu, p)) return FilterPath{.few_c = true};
+  return FilterPath{.tile = conv2d_backprop_filter_tile<T, Arch>(tu, p),
+                    .slices = conv2d_backprop_filter_slices<T>(tu, p)};
+}
+
 template <class Arch>
 KernelTable make_table() {
   KernelTable t{make_kernels<float, Arch>(), make_kernels<double, Arch>(), {}, {}, {}, nullptr};
@@ -119,6 +126,9 @@ KernelTable make_table() {
     return f64 ? input_path<double, Arch>(tu, p) : input_path<float, Arch>(tu, p);
   };
   t.stream_half = stream_half_ukernel<Arch>();
+  t.filter_path = [](const ConvTuning& tu, const ConvParams& p, bool f64) {
+    return f64 ? filter_path<double, Arch>(tu, p) : filter_path<float, Arch>(tu, p);
+  };
   return t;
 }
 
