@@ -299,7 +299,7 @@ TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at e
       CAPTURE(min_pixels);
       simd::ConvTuning tu = saved;
       tu.filter_few_c_max = 0;  // every shape through the per-tap GEMM
-      tu.filter_split_pixels = min_pixels, tu.filter_split_kib = 1 << 20;
+      tu.filter_split_pixels = min_pixels, tu.filter_split_kib = 1 << 20, tu.filter_split_tiles = 1 << 20;
       std::vector<test::Variant> here = cpu_variants_with(isa, tu);
       const simd::KernelTable* kt = simd::kernel_table(isa);
       for (const gradrt::ConvParams& p : shapes) {
@@ -312,13 +312,17 @@ TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at e
       }
     }
   }
-  // The cap on the partials' bytes: 1 KiB holds one float dw of 256 values, not two.
+  // The cap on the partials' bytes: 1 KiB holds one float dw of 256 values, not two. The cap
+  // on dw tiles: a 3x3 filter is 9 tiles or more at any unit.
   simd::ConvTuning tu = simd::cpu_tuning(simd::cpu_isa());
-  tu.filter_few_c_max = 0, tu.filter_split_pixels = 1, tu.filter_split_kib = 1;
+  tu.filter_few_c_max = 0, tu.filter_split_pixels = 1, tu.filter_split_kib = 1, tu.filter_split_tiles = 1 << 20;
+  const simd::KernelTable* kt = simd::kernel_table(simd::cpu_isa());
   const gradrt::ConvParams p = test::same_conv_params(4, 8, 8, 16, 16, 1, 1);
-  CHECK(simd::kernel_table(simd::cpu_isa())->filter_path(tu, p, false).slices == 1);
+  CHECK(kt->filter_path(tu, p, false).slices == 1);
   tu.filter_split_kib = 2;
-  CHECK(simd::kernel_table(simd::cpu_isa())->filter_path(tu, p, false).slices == 2);
+  CHECK(kt->filter_path(tu, p, false).slices == 2);
+  tu.filter_split_kib = 1024, tu.filter_split_tiles = 8;
+  CHECK(kt->filter_path(tu, test::same_conv_params(4, 8, 8, 16, 16, 3, 1), false).slices == 1);
 }
 
 TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
@@ -346,11 +350,12 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
     CHECK(s.*flag);
     CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, (key + "=" + bad).c_str(), &s));
   };
-  CHECK(simd::apply_tiles_override(Isa::avx512, "filter_split=0/64", &s));
+  CHECK(simd::apply_tiles_override(Isa::avx512, "filter_split=0/64/8", &s));
   CHECK(s.filter_split_pixels == 0);
   CHECK(s.filter_split_kib == 64);
-  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_split=1024", &s));
-  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_split=-1/64", &s));
+  CHECK(s.filter_split_tiles == 8);
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_split=1024/64", &s));
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_split=-1/64/8", &s));
   check_flag("filter_share", &simd::ConvTuning::filter_few_c_share, "yes");
   check_flag("filter_stack", &simd::ConvTuning::filter_few_c_stack, "-1");
   check_flag("input_pf", &simd::ConvTuning::input_prefetch_dy, "2");

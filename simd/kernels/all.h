@@ -109,8 +109,12 @@ InputPath input_path(const ConvTuning& tu, const ConvParams& p) {
 template <class T, class Arch>
 FilterPath filter_path(const ConvTuning& tu, const ConvParams& p) {
   if (conv2d_backprop_filter_few_c_applies<T, Arch>(tu, p)) return FilterPath{.few_c = true};
-  return FilterPath{.tile = conv2d_backprop_filter_tile<T, Arch>(tu, p),
-                    .slices = conv2d_backprop_filter_slices<T>(tu, p)};
+  const GemmTile tile = conv2d_backprop_filter_tile<T, Arch>(tu, p);
+  int64_t slices = 1;
+  with_gemm_tile<kTiles>(tile, [&]<int MR, int NRV>() {
+    slices = conv2d_backprop_filter_slices<T>(tu, p, MR, Gemm<T, Arch, MR, NRV>::NR);
+  });
+  return FilterPath{.tile = tile, .slices = slices};
 }
 
 template <class Arch>

@@ -45,17 +45,25 @@ ScratchSize conv2d_backprop_filter_scratch(int64_t fic, int64_t np, int64_t MR, 
       .add_per_thread(line_bytes<int64_t>(3 * KC));
 }
 
-// K slices for p (1: none): the output pixels (batch x out_h x out_w, the GEMM's K) are cut
-// into S slices of at least filter_split_pixels each, at most kMaxFilterSlices, with the S
-// partial dw within filter_split_kib KiB (the partials' writes and the final pass cost ~2
-// memory accesses per dw value and slice, against a slice's pixels x 1 FMA). Shape and dtype
-// only: never the thread count, which would change the bits.
+// K slices for p with the MR x NR tile (1: none). Only where dw is at most
+// filter_split_tiles MR x NR register tiles (groups x taps x row tiles x column panels): there
+// the items are too few to share among threads (1x1 32->32 at avx512's 12x2: 3 items, 2 for
+// one thread and 1 for the other, each reading all of x and dy); with more tiles (3x3 32->32:
+// 27) the items already balance and slices only add the partials' passes (Emerald Rapids,
+// 2 threads: 1.07-1.09x the CPU time). The output pixels (batch x out_h x out_w, the GEMM's
+// K) are cut into S slices of at least filter_split_pixels each, at most kMaxFilterSlices,
+// with the S partial dw within filter_split_kib KiB (the partials' writes and the final pass
+// cost ~2 memory accesses per dw value and slice, against a slice's pixels x 1 FMA). Shape,
+// dtype and tile only: never the thread count, which would change the bits.
 inline constexpr int64_t kMaxFilterSlices = 32;
 
 template <class T>
-int64_t conv2d_backprop_filter_slices(const ConvTuning& tuning, const ConvParams& p) {
+int64_t conv2d_backprop_filter_slices(const ConvTuning& tuning, const ConvParams& p, int64_t MR, int64_t NR) {
   const int64_t npix = p.batch * p.out_h * p.out_w, nw = p.w_elements();
   if (tuning.filter_split_pixels <= 0 || nw <= 0) return 1;
+  const int64_t groups = imax(1, p.groups), ocg = p.out_c / groups;
+  const int64_t tiles = groups * p.filter_h * p.filter_w * ((p.filter_in_c + MR - 1) / MR) * ((ocg + NR - 1) / NR);
+  if (tiles > tuning.filter_split_tiles) return 1;
   const int64_t by_pixels = npix / tuning.filter_split_pixels;
   const int64_t by_bytes = (tuning.filter_split_kib << 10) / (nw * int64_t(sizeof(T)));
   const int64_t s = imin(kMaxFilterSlices, imin(by_pixels, by_bytes));
@@ -142,7 +150,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   const int64_t npb = (np + nb - 1) / nb;  // panels per block (the last may have fewer)
   // Items: slice-major (slice, g, jb, t, f-tile), so a thread's run of items covers whole
   // slices and reads only their pixels.
-  const int64_t slices = conv2d_backprop_filter_slices<T>(tuning, p);
+  const int64_t slices = conv2d_backprop_filter_slices<T>(tuning, p, MR, NR);
   const int64_t slice_items = groups * nb * taps * ftiles;
   const int64_t items = slices * slice_items;
   T* part = slices > 1 ? scratch.take<T>(slices * nw) : dw;  // partial dw of slice s at s * nw
@@ -277,7 +285,7 @@ size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, c
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
     const int64_t np = (p.out_c / imax(1, p.groups) + NR - 1) / NR;
     const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
-    const int64_t slices = conv2d_backprop_filter_slices<T>(tuning, p);
+    const int64_t slices = conv2d_backprop_filter_slices<T>(tuning, p, MR, NR);
     bytes = conv2d_backprop_filter_scratch<T>(p.filter_in_c, np, MR, NR, KC, slices > 1 ? slices * p.w_elements() : 0)
                 .total(threads);
   });
