@@ -27,6 +27,16 @@ struct ConvTuning {
   // padded output channels fit 128 and for wider ones.
   int64_t filter_k_narrow = 512;
   int64_t filter_k_wide = 256;
+  // Conv2DBackpropFilter (per-tap GEMM path) with a dw of at most filter_split_tiles register
+  // tiles and a long reduction: the output pixels are cut into S slices (S from the shape
+  // alone: at least filter_split_pixels pixels per slice, at most 32 slices, S partial dw of at
+  // most filter_split_kib KiB in all), each slice summed into its own partial in the plan's
+  // workspace, then the partials added in slice order (kernels/conv2d_backprop_filter.h
+  // conv2d_backprop_filter_slices). Threads then split the pixels, not only the few dw tiles.
+  // Off: GRADRT_CPU_TILES=filter_split=0/0/0 (the key takes PIXELS/KIB/TILES).
+  int64_t filter_split_pixels = 1024;
+  int64_t filter_split_kib = 1024;
+  int64_t filter_split_tiles = 16;
   // Conv2DBackpropFilter with at most this many input channels (one group, undilated
   // columns, fw > 1, out_c in whole vectors) runs conv2d_backprop_filter_few_c.h: GEMM rows are
   // a filter row's (kx, c) values. 0: off (the per-tap GEMM for every shape).

@@ -158,6 +158,12 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld/%lld%c", &a, &b, &tail) != 2 || a < 1 || b < 1) return false;
       t.filter_k_narrow = a, t.filter_k_wide = b;
+    } else if (key == "filter_split") {  // K slices: min pixels per slice / max KiB of partials / max dw tiles
+      long long a = -1, b = -1, c = -1;
+      char tail = 0;
+      if (std::sscanf(std::string(v, vn).c_str(), "%lld/%lld/%lld%c", &a, &b, &c, &tail) != 3 || a < 0 || b < 0 || c < 0)
+        return false;
+      t.filter_split_pixels = a, t.filter_split_kib = b, t.filter_split_tiles = c;
     } else if (key == "filter_few_c") {  // the few-input-channel path up to this many channels (0: off)
       long long a = -1;
       char tail = 0;
@@ -228,13 +234,14 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 std::string describe(const ConvTuning& t) {
   char buf[640];
   std::snprintf(buf, sizeof buf,
-                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, input dy prefetch %s, filter few-c to %lld%s%s, "
+                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, input dy prefetch %s, filter few-c to %lld%s%s, "
                 "depthwise filter prefetch %s%s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, "
                 "input 1x1 stream to %lld (prefetch %s), input dy pad %s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
-                static_cast<long long>(t.filter_k_wide), t.input_prefetch_dy ? "on" : "off",
+                static_cast<long long>(t.filter_k_wide), static_cast<long long>(t.filter_split_pixels),
+                static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.input_prefetch_dy ? "on" : "off",
                 static_cast<long long>(t.filter_few_c_max),
                 t.filter_few_c_share ? " (rows share x)" : "",
                 t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",

@@ -100,6 +100,11 @@ std::vector<Case> cases() {
   add("conv_bp_filter_big", "Conv2DBackpropFilter",
       {test::random(F, {4, 24, 24, 16}, rng), ints({3, 3, 16, 16}), test::random(F, {4, 24, 24, 16}, rng)},
       {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("SAME")}});
+  // A small dw over a long K (conv2d_backprop_filter.h K slices): 4096 pixels, 4 slices of
+  // partial dw at the default 1024 pixels per slice.
+  add("conv_bp_filter_1x1_slices", "Conv2DBackpropFilter",
+      {test::random(F, {16, 16, 16, 32}, rng), ints({1, 1, 32, 32}), test::random(F, {16, 16, 16, 32}, rng)},
+      {{"strides", il({1, 1, 1, 1})}, {"padding", AttrValue("VALID")}});
   // Few input channels (conv2d_backprop_filter_few_c.h): 3840 output pixels, 7 chunks of
   // partial sums, cut by the shape alone.
   add("conv_bp_filter_few_c", "Conv2DBackpropFilter",

@@ -5,6 +5,7 @@
 // tile a unit instantiates (the run-time tile choice of simd/tuning.h) against the reference.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -271,6 +272,59 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
   }
 }
 
+// K slices (conv2d_backprop_filter.h): the pixels cut into slices by the shape, partial dw per
+// slice, added in slice order. Forced with a small filter_split_pixels so that small shapes
+// get many slices (the cap of 32 too, and slices that cut images and chunks anywhere).
+TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at every ISA") {
+  test::IsaGuard guard;
+  test::TuningGuard tuning_guard;  // every unit's tuning back on exit, a failed REQUIRE too
+  std::mt19937 rng(2121);
+  // 1x1 with fic 32 (tiles 12+12+8 at avx512), a 3x3 s1 and s2, a grouped 3x3, out_c off the
+  // vector width (packed panels), fic off the tile rows (padded tiles), 5 channels, a 2x2
+  // filter with dilation 2 and VALID padding.
+  std::vector<gradrt::ConvParams> shapes = {
+      test::same_conv_params(4, 8, 8, 32, 32, 1, 1), test::same_conv_params(2, 9, 7, 16, 24, 3, 1),
+      test::same_conv_params(3, 11, 10, 8, 16, 3, 2), test::same_conv_params(2, 8, 9, 12, 18, 3, 1, 3),
+      test::same_conv_params(5, 6, 6, 5, 7, 1, 1),   test::same_conv_params(1, 33, 31, 19, 40, 1, 1)};
+  {
+    gradrt::ConvParams v = test::same_conv_params(2, 12, 11, 6, 32, 2, 1);
+    v.dilation_h = v.dilation_w = 2, v.pad_top = v.pad_left = 0;
+    v.out_h = v.in_h - 2, v.out_w = v.in_w - 2;
+    shapes.push_back(v);
+  }
+  for (simd::Isa isa : simd::supported_isas()) {
+    const simd::ConvTuning saved = simd::cpu_tuning(isa);
+    for (int64_t min_pixels : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{50}}) {
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(min_pixels);
+      simd::ConvTuning tu = saved;
+      tu.filter_few_c_max = 0;  // every shape through the per-tap GEMM
+      tu.filter_split_pixels = min_pixels, tu.filter_split_kib = 1 << 20, tu.filter_split_tiles = 1 << 20;
+      std::vector<test::Variant> here = cpu_variants_with(isa, tu);
+      const simd::KernelTable* kt = simd::kernel_table(isa);
+      for (const gradrt::ConvParams& p : shapes) {
+        const int64_t npix = p.batch * p.out_h * p.out_w;
+        const int64_t want = min_pixels == 0 ? 1 : std::min<int64_t>(32, npix / min_pixels);
+        CHECK(kt->filter_path(tu, p, false).slices == (want >= 2 ? want : 1));
+        // conv_case: against the reference, and the same bits at every rerun thread count.
+        test::conv_case<float>(here, test::ConvKernel::bwd_filter, p, rng);
+        test::conv_case<double>(here, test::ConvKernel::bwd_filter, p, rng);
+      }
+    }
+  }
+  // The cap on the partials' bytes: 1 KiB holds one float dw of 256 values, not two. The cap
+  // on dw tiles: a 3x3 filter is 9 tiles or more at any unit.
+  simd::ConvTuning tu = simd::cpu_tuning(simd::cpu_isa());
+  tu.filter_few_c_max = 0, tu.filter_split_pixels = 1, tu.filter_split_kib = 1, tu.filter_split_tiles = 1 << 20;
+  const simd::KernelTable* kt = simd::kernel_table(simd::cpu_isa());
+  const gradrt::ConvParams p = test::same_conv_params(4, 8, 8, 16, 16, 1, 1);
+  CHECK(kt->filter_path(tu, p, false).slices == 1);
+  tu.filter_split_kib = 2;
+  CHECK(kt->filter_path(tu, p, false).slices == 2);
+  tu.filter_split_kib = 1024, tu.filter_split_tiles = 8;
+  CHECK(kt->filter_path(tu, test::same_conv_params(4, 8, 8, 16, 16, 3, 1), false).slices == 1);
+}
+
 TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   using simd::Isa;
   simd::ConvTuning t = simd::conv_tuning(Isa::avx512, simd::Microarch::zen5);
@@ -296,6 +350,12 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
     CHECK(s.*flag);
     CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, (key + "=" + bad).c_str(), &s));
   };
+  CHECK(simd::apply_tiles_override(Isa::avx512, "filter_split=0/64/8", &s));
+  CHECK(s.filter_split_pixels == 0);
+  CHECK(s.filter_split_kib == 64);
+  CHECK(s.filter_split_tiles == 8);
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_split=1024/64", &s));
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_split=-1/64/8", &s));
   check_flag("filter_share", &simd::ConvTuning::filter_few_c_share, "yes");
   check_flag("filter_stack", &simd::ConvTuning::filter_few_c_stack, "-1");
   check_flag("input_pf", &simd::ConvTuning::input_prefetch_dy, "2");

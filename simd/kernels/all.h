@@ -106,6 +106,17 @@ InputPath input_path(const ConvTuning& tu, const ConvParams& p) {
   return InputPath{.stream = false, .tile = tile, .padded_dy = pad.on, .row_tiles = int(pad.rows)};
 }
 
+template <class T, class Arch>
+FilterPath filter_path(const ConvTuning& tu, const ConvParams& p) {
+  if (conv2d_backprop_filter_few_c_applies<T, Arch>(tu, p)) return FilterPath{.few_c = true};
+  const GemmTile tile = conv2d_backprop_filter_tile<T, Arch>(tu, p);
+  int64_t slices = 1;
+  with_gemm_tile<kTiles>(tile, [&]<int MR, int NRV>() {
+    slices = conv2d_backprop_filter_slices<T>(tu, p, MR, Gemm<T, Arch, MR, NRV>::NR);
+  });
+  return FilterPath{.tile = tile, .slices = slices};
+}
+
 template <class Arch>
 KernelTable make_table() {
   KernelTable t{make_kernels<float, Arch>(), make_kernels<double, Arch>(), {}, {}, {}, nullptr};
@@ -119,6 +130,9 @@ KernelTable make_table() {
     return f64 ? input_path<double, Arch>(tu, p) : input_path<float, Arch>(tu, p);
   };
   t.stream_half = stream_half_ukernel<Arch>();
+  t.filter_path = [](const ConvTuning& tu, const ConvParams& p, bool f64) {
+    return f64 ? filter_path<double, Arch>(tu, p) : filter_path<float, Arch>(tu, p);
+  };
   return t;
 }
 

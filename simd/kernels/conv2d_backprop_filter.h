@@ -10,6 +10,13 @@
 // Determinism: every dw element is owned by one tile, which sums k in increasing order over
 // the K chunks (each chunk adds onto the running value); threads split the tiles only, so
 // the bits never depend on the thread count or the split.
+//
+// K slices (a small dw, a long K: 1x1 32->32 at batch 32 is 3 tiles over 32768 pixels): the
+// pixels are cut into S slices by the shape alone (conv2d_backprop_filter_slices); each slice's
+// tiles sum their pixels into the slice's own partial dw (in the workspace), and the partials
+// are added in slice order at the end (combine_partials). Work items are (slice, tile), so
+// threads split the pixels too: each reads its part of x and dy once. The bits depend on S
+// (a shape fact), never on the thread count.
 #pragma once
 
 #include "common.h"
@@ -23,9 +30,11 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 // zero row (shared); per thread, dy panels, the A pointers, packed tail tiles, a tap's pixel
 // table and the chunk's pixel offsets and positions.
 template <class T>
-ScratchSize conv2d_backprop_filter_scratch(int64_t fic, int64_t np, int64_t MR, int64_t NR, int64_t KC) {
+ScratchSize conv2d_backprop_filter_scratch(int64_t fic, int64_t np, int64_t MR, int64_t NR, int64_t KC,
+                                           int64_t part_elements) {
   const int64_t max_tiles = fic / rows_c(int(MR)) + 2;
   return ScratchSize{}
+      .add(line_bytes<T>(part_elements))
       .add(line_bytes<int64_t>(max_tiles > 64 ? 3 * max_tiles : 0))
       .add(line_bytes<T>(fic + MR + 1))
       .add_per_thread(line_bytes<T>(KC * NR * np))
@@ -34,6 +43,31 @@ ScratchSize conv2d_backprop_filter_scratch(int64_t fic, int64_t np, int64_t MR, 
       .add_per_thread(line_bytes<const T*>(KC))
       .add_per_thread(line_bytes<int64_t>(KC))
       .add_per_thread(line_bytes<int64_t>(3 * KC));
+}
+
+// K slices for p with the MR x NR tile (1: none). Only where dw is at most
+// filter_split_tiles MR x NR register tiles (groups x taps x row tiles x column panels): there
+// the items are too few to share among threads (1x1 32->32 at avx512's 12x2: 3 items, 2 for
+// one thread and 1 for the other, each reading all of x and dy); with more tiles (3x3 32->32:
+// 27) the items already balance and slices only add the partials' passes (Emerald Rapids,
+// 2 threads: 1.07-1.09x the CPU time). The output pixels (batch x out_h x out_w, the GEMM's
+// K) are cut into S slices of at least filter_split_pixels each, at most kMaxFilterSlices,
+// with the S partial dw within filter_split_kib KiB (the partials' writes and the final pass
+// cost ~2 memory accesses per dw value and slice, against a slice's pixels x 1 FMA). Shape,
+// dtype and tile only: never the thread count, which would change the bits.
+inline constexpr int64_t kMaxFilterSlices = 32;
+
+template <class T>
+int64_t conv2d_backprop_filter_slices(const ConvTuning& tuning, const ConvParams& p, int64_t MR, int64_t NR) {
+  const int64_t npix = p.batch * p.out_h * p.out_w, nw = p.w_elements();
+  if (tuning.filter_split_pixels <= 0 || nw <= 0) return 1;
+  const int64_t groups = imax(1, p.groups), ocg = p.out_c / groups;
+  const int64_t tiles = groups * p.filter_h * p.filter_w * ((p.filter_in_c + MR - 1) / MR) * ((ocg + NR - 1) / NR);
+  if (tiles > tuning.filter_split_tiles) return 1;
+  const int64_t by_pixels = npix / tuning.filter_split_pixels;
+  const int64_t by_bytes = (tuning.filter_split_kib << 10) / (nw * int64_t(sizeof(T)));
+  const int64_t s = imin(kMaxFilterSlices, imin(by_pixels, by_bytes));
+  return s >= 2 ? s : 1;
 }
 
 // With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants) and the K chunks of
@@ -114,11 +148,16 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   // computes a dw element, never its order of additions.
   const int64_t nb = exec.threads > 1 && ocg > 16 * taps ? imin(np, exec.threads) : 1;
   const int64_t npb = (np + nb - 1) / nb;  // panels per block (the last may have fewer)
-  const int64_t items = groups * nb * taps * ftiles;
+  // Items: slice-major (slice, g, jb, t, f-tile), so a thread's run of items covers whole
+  // slices and reads only their pixels.
+  const int64_t slices = conv2d_backprop_filter_slices<T>(tuning, p, MR, NR);
+  const int64_t slice_items = groups * nb * taps * ftiles;
+  const int64_t items = slices * slice_items;
+  T* part = slices > 1 ? scratch.take<T>(slices * nw) : dw;  // partial dw of slice s at s * nw
   // Padding pixels point here; read at offsets f0 + i < fic + MR.
   const T* zero = scratch.take_zeros<T>(fic + MR + 1);
-  ThreadParts parts(scratch, conv2d_backprop_filter_scratch<T>(fic, np, MR, NR, KC).per_thread, exec.threads);
-  par(exec, items, balance_grain(exec, items, 1), [&](int64_t i0, int64_t i1) {
+  ThreadParts parts(scratch, conv2d_backprop_filter_scratch<T>(fic, np, MR, NR, KC, 0).per_thread, exec.threads);
+  par(exec, items, balance_grain(exec, items, 1), [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* bpack = mine.take<T>(KC * NR * np);
     const T** a = mine.take<const T*>(KC);
@@ -131,82 +170,90 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
     const int64_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, out_h = p.out_h, out_w = p.out_w;
     const int64_t sh = p.stride_h, sw = p.stride_w, pt = p.pad_top, pl = p.pad_left;
     const int64_t dh = p.dilation_h, dwl = p.dilation_w, fw = p.filter_w;
-    for (int64_t k0 = 0; k0 < npix; k0 += KC) {
-      const int64_t kc = imin(KC, npix - k0);
-      // Per pixel of the chunk, once (three arrays of KC, so the per-tap loop below vectorizes):
-      // the x offset under tap (0, 0) (possibly outside x: only an offset) and the tap-0 input
-      // position (stepped pixel by pixel; one division per chunk). Under tap (ky, kx) the offset
-      // is that plus a per-tap constant, valid where the position is inside x: an add and two
-      // unsigned compares per pixel (the per-tap loop had two multiplies and four compares per
-      // pixel and took ~3% of 3x3 filter gradients).
-      {
-        int64_t ox = k0 % out_w, oy = (k0 / out_w) % out_h, n = k0 / (out_w * out_h);
-        for (int64_t k = 0; k < kc; ++k) {
-          pix[k] = ((n * in_h + oy * sh - pt) * in_w + ox * sw - pl) * in_c;
-          pix[KC + k] = oy * sh - pt;
-          pix[2 * KC + k] = ox * sw - pl;
-          if (++ox == out_w) {
-            ox = 0;
-            if (++oy == out_h) oy = 0, ++n;
-          }
-        }
-      }
-      int64_t packed = -1, offs_for = -1;
-      for (int64_t item = i0; item < i1; ++item) {
-        const int64_t gb = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
-        const int64_t g = gb / nb, j0 = (gb % nb) * npb, j1 = imin(np, j0 + npb);
-        if (gb != packed) {  // the panels not read in place: dy[k0.., g*ocg + j*NR..] into [kc][NR]
-          for (int64_t j = j0; j < j1; ++j)
-            if (!in_place || j * NR + NR > ocg)
-              pack_panel(dy + k0 * p.out_c + g * ocg + j * NR, p.out_c, kc, imin(NR, ocg - j * NR), NR,
-                         bpack + j * KC * NR);
-          packed = gb;
-        }
-        const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
-        const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
-        if (offs_for != g * taps + t) {  // x offsets of the chunk's pixels under tap t
-          const int64_t ky = t / fw, kx = t % fw;
-          const int64_t dyy = ky * dh, dxx = kx * dwl, dt = (dyy * in_w + dxx) * in_c + g * fic;
-          const uint64_t uh = static_cast<uint64_t>(in_h), uw = static_cast<uint64_t>(in_w);
-          const int64_t* __restrict o00 = pix;
-          const int64_t* __restrict iy0 = pix + KC;
-          const int64_t* __restrict ix0 = pix + 2 * KC;
-          int64_t* __restrict offr = off;
-          const T** __restrict pt_ = ptab;
+    for (int64_t s = c0 / slice_items; s * slice_items < c1; ++s) {
+      // Slice s: pixels [ks, ke) (s * npix / slices: even cuts, shape only), items [i0, i1) of
+      // this chunk, local to the slice; its tiles write the partial out (dw itself at S = 1).
+      const int64_t ks = s * npix / slices, ke = (s + 1) * npix / slices;
+      const int64_t i0 = imax(c0, s * slice_items) - s * slice_items, i1 = imin(c1, (s + 1) * slice_items) - s * slice_items;
+      T* const out = part + s * nw;
+      for (int64_t k0 = ks; k0 < ke; k0 += KC) {
+        const int64_t kc = imin(KC, ke - k0);
+        // Per pixel of the chunk, once (three arrays of KC, so the per-tap loop below vectorizes):
+        // the x offset under tap (0, 0) (possibly outside x: only an offset) and the tap-0 input
+        // position (stepped pixel by pixel; one division per chunk). Under tap (ky, kx) the offset
+        // is that plus a per-tap constant, valid where the position is inside x: an add and two
+        // unsigned compares per pixel (the per-tap loop had two multiplies and four compares per
+        // pixel and took ~3% of 3x3 filter gradients).
+        {
+          int64_t ox = k0 % out_w, oy = (k0 / out_w) % out_h, n = k0 / (out_w * out_h);
           for (int64_t k = 0; k < kc; ++k) {
-            const bool in = static_cast<uint64_t>(iy0[k] + dyy) < uh && static_cast<uint64_t>(ix0[k] + dxx) < uw;
-            const int64_t o = o00[k] + dt;
-            offr[k] = in ? o : -1;
-            pt_[k] = in ? x + o : zero;
+            pix[k] = ((n * in_h + oy * sh - pt) * in_w + ox * sw - pl) * in_c;
+            pix[KC + k] = oy * sh - pt;
+            pix[2 * KC + k] = ox * sw - pl;
+            if (++ox == out_w) {
+              ox = 0;
+              if (++oy == out_h) oy = 0, ++n;
+            }
           }
-          offs_for = g * taps + t;
         }
-        // Full tiles read x in place through the tap's table (shifted by f0); a partial tile
-        // copies its channels so that no read runs past them.
-        const T* const* at = ptab;
-        int64_t a_off = f0;
-        if (mr != cap) {
-          for (int64_t k = 0; k < kc; ++k) {
-            T* dst = apack + k * cap;
-            for (int64_t i = 0; i < cap; ++i) dst[i] = (off[k] >= 0 && i < mr) ? x[off[k] + f0 + i] : T(0);
-            a[k] = dst;
+        int64_t packed = -1, offs_for = -1;
+        for (int64_t item = i0; item < i1; ++item) {
+          const int64_t gb = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
+          const int64_t g = gb / nb, j0 = (gb % nb) * npb, j1 = imin(np, j0 + npb);
+          if (gb != packed) {  // the panels not read in place: dy[k0.., g*ocg + j*NR..] into [kc][NR]
+            for (int64_t j = j0; j < j1; ++j)
+              if (!in_place || j * NR + NR > ocg)
+                pack_panel(dy + k0 * p.out_c + g * ocg + j * NR, p.out_c, kc, imin(NR, ocg - j * NR), NR,
+                           bpack + j * KC * NR);
+            packed = gb;
           }
-          at = a;
-          a_off = 0;
-        }
-        T* c = dw + (t * fic + f0) * p.out_c + g * ocg;
-        for (int64_t j = j0; j < j1; ++j) {
-          const int64_t nr = imin(NR, ocg - j * NR);
-          const bool direct = in_place && nr == NR;
-          const int64_t ldb = direct ? p.out_c : NR;
-          const T* bj = direct ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
-          if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
-          else if (kind == 1) Gemm<T, Arch, MB, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
-          else Gemm<T, Arch, MC, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > 0);
+          const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
+          const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
+          if (offs_for != g * taps + t) {  // x offsets of the chunk's pixels under tap t
+            const int64_t ky = t / fw, kx = t % fw;
+            const int64_t dyy = ky * dh, dxx = kx * dwl, dt = (dyy * in_w + dxx) * in_c + g * fic;
+            const uint64_t uh = static_cast<uint64_t>(in_h), uw = static_cast<uint64_t>(in_w);
+            const int64_t* __restrict o00 = pix;
+            const int64_t* __restrict iy0 = pix + KC;
+            const int64_t* __restrict ix0 = pix + 2 * KC;
+            int64_t* __restrict offr = off;
+            const T** __restrict pt_ = ptab;
+            for (int64_t k = 0; k < kc; ++k) {
+              const bool in = static_cast<uint64_t>(iy0[k] + dyy) < uh && static_cast<uint64_t>(ix0[k] + dxx) < uw;
+              const int64_t o = o00[k] + dt;
+              offr[k] = in ? o : -1;
+              pt_[k] = in ? x + o : zero;
+            }
+            offs_for = g * taps + t;
+          }
+          // Full tiles read x in place through the tap's table (shifted by f0); a partial tile
+          // copies its channels so that no read runs past them.
+          const T* const* at = ptab;
+          int64_t a_off = f0;
+          if (mr != cap) {
+            for (int64_t k = 0; k < kc; ++k) {
+              T* dst = apack + k * cap;
+              for (int64_t i = 0; i < cap; ++i) dst[i] = (off[k] >= 0 && i < mr) ? x[off[k] + f0 + i] : T(0);
+              a[k] = dst;
+            }
+            at = a;
+            a_off = 0;
+          }
+          T* c = out + (t * fic + f0) * p.out_c + g * ocg;
+          for (int64_t j = j0; j < j1; ++j) {
+            const int64_t nr = imin(NR, ocg - j * NR);
+            const bool direct = in_place && nr == NR;
+            const int64_t ldb = direct ? p.out_c : NR;
+            const T* bj = direct ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
+            if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
+            else if (kind == 1) Gemm<T, Arch, MB, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
+            else Gemm<T, Arch, MC, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
+          }
         }
       }
     }
   });
+  if (slices > 1) combine_partials<T, Arch>(exec, part, slices, nw, dw);  // in slice order
 }
 
 // The tile for p: the tuned one, unless the group's output channels fill at most half of its
@@ -238,7 +285,9 @@ size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, c
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
     const int64_t np = (p.out_c / imax(1, p.groups) + NR - 1) / NR;
     const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
-    bytes = conv2d_backprop_filter_scratch<T>(p.filter_in_c, np, MR, NR, KC).total(threads);
+    const int64_t slices = conv2d_backprop_filter_slices<T>(tuning, p, MR, NR);
+    bytes = conv2d_backprop_filter_scratch<T>(p.filter_in_c, np, MR, NR, KC, slices > 1 ? slices * p.w_elements() : 0)
+                .total(threads);
   });
   return bytes;
 }

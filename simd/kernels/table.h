@@ -97,6 +97,14 @@ struct InputPath {
   int row_tiles = 0;       // padded dy in tiles of this many pixels of one class row (0: MR in pixel order)
 };
 
+// What Conv2DBackpropFilter runs for these params (PlanInfo::tiles): the few-input-channel
+// path, or the per-tap GEMM tile and its K slices (1: none).
+struct FilterPath {
+  bool few_c = false;
+  GemmTile tile;
+  int64_t slices = 1;
+};
+
 struct KernelTable {
   KernelsT<float> f32;
   KernelsT<double> f64;
@@ -105,6 +113,7 @@ struct KernelTable {
   StreamUkernel stream[4];  // [CV - 1]
   InputPath (*input_path)(const ConvTuning&, const ConvParams&, bool f64) = nullptr;
   StreamUkernel stream_half;  // half-width vectors, CV = 1 (rows 0: the unit has none)
+  FilterPath (*filter_path)(const ConvTuning&, const ConvParams&, bool f64) = nullptr;
 };
 
 // Driver calls that took memory of their own for want of workspace (common.h Arena).
