@@ -222,6 +222,10 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
   par(exec, f.chunks, 1, [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* xb = mine.take<T>(f.seg_in_rows * rowlen);
+    // The padding columns [0, b_lo) and [b_hi, wb) of every buffer row are zeroed here, once per
+    // call of this thread: the copies below write only columns [b_lo, b_hi) (a row outside x: zeros
+    // there). The per-row memsets of the pads were ~3% of the 3x3 64x64x3->16 s2 row (perf).
+    std::memset(static_cast<void*>(xb), 0, sizeof(T) * size_t(f.seg_in_rows * rowlen));
     for (int64_t chunk = c0; chunk < c1; ++chunk) {
       T* out = part + (f.chunks > 1 ? chunk * nw : 0);
       const int64_t r_end = imin(rows, (chunk + 1) * f.chunk_rows);
@@ -233,15 +237,10 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
         const int64_t in_rows = (sr - 1) * sh + (p.filter_h - 1) * p.dilation_h + 1;
         for (int64_t j = 0; j < in_rows; ++j) {  // buffer row j = x row oy0*sh - pt + j
           const int64_t iy = oy0 * sh - pt + j;
-          T* dst = xb + j * rowlen;
-          if (iy < 0 || iy >= in_h) {
-            std::memset(static_cast<void*>(dst), 0, sizeof(T) * size_t(rowlen));
-            continue;
-          }
-          std::memset(static_cast<void*>(dst), 0, sizeof(T) * size_t(b_lo * ci));
-          std::memcpy(dst + b_lo * ci, x + ((n * in_h + iy) * in_w + b_lo - pl) * ci,
-                      sizeof(T) * size_t((b_hi - b_lo) * ci));
-          std::memset(static_cast<void*>(dst + b_hi * ci), 0, sizeof(T) * size_t((f.wb - b_hi) * ci));
+          T* dst = xb + b_lo * ci + j * rowlen;
+          const size_t bytes = sizeof(T) * size_t((b_hi - b_lo) * ci);
+          if (iy < 0 || iy >= in_h) std::memset(static_cast<void*>(dst), 0, bytes);
+          else std::memcpy(dst, x + ((n * in_h + iy) * in_w + b_lo - pl) * ci, bytes);
         }
         const T* dyr = dy + r * p.out_w * co;  // the segment's pixels, consecutive in dy
         const int64_t ars = sh * rowlen, acs = sw * ci;
