@@ -41,11 +41,6 @@ struct ConvTuning {
   // columns, fw > 1, out_c in whole vectors) runs conv2d_backprop_filter_few_c.h: GEMM rows are
   // a filter row's (kx, c) values. 0: off (the per-tap GEMM for every shape).
   int64_t filter_few_c_max = 4;
-  // In that path, filter rows ky, ky + stride_h, ... that read the same x rows share each
-  // broadcast of an x value (FewCGroupTile; the same bits either way). Off by default: on an
-  // Emerald Rapids Xeon it took 0.97-0.99x the time at out_c 16 but 1.07-1.14x at out_c 32
-  // (bench/results_xeon_emr.txt, session 13). On: filter_share=1.
-  bool filter_few_c_share = false;
   // Also there: up to 3 whole filter rows in one tile where they fit the registers
   // (FewCStackTile, e.g. 3x3x3 -> 16: 27 accumulators; same bits). Off: filter_stack=0.
   bool filter_few_c_stack = true;

@@ -169,10 +169,6 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
       t.filter_few_c_max = a;
-    } else if (key == "filter_share") {  // few-c path: filter rows sharing x rows share broadcasts
-      const std::string val(v, vn);
-      if (val != "0" && val != "1") return false;
-      t.filter_few_c_share = val == "1";
     } else if (key == "filter_stack") {  // few-c path: whole filter rows stacked in one tile
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
@@ -234,7 +230,7 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 std::string describe(const ConvTuning& t) {
   char buf[640];
   std::snprintf(buf, sizeof buf,
-                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, input dy prefetch %s, filter few-c to %lld%s%s, "
+                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, input dy prefetch %s, filter few-c to %lld%s, "
                 "depthwise filter prefetch %s%s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, "
                 "input 1x1 stream to %lld (prefetch %s), input dy pad %s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
@@ -243,7 +239,6 @@ std::string describe(const ConvTuning& t) {
                 static_cast<long long>(t.filter_k_wide), static_cast<long long>(t.filter_split_pixels),
                 static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.input_prefetch_dy ? "on" : "off",
                 static_cast<long long>(t.filter_few_c_max),
-                t.filter_few_c_share ? " (rows share x)" : "",
                 t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
                 t.depthwise_filter_rows ? " (row-major items)" : "",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),

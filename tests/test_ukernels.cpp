@@ -221,27 +221,25 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
     e.pad_top = 2, e.pad_left = 0, e.out_h = 10 + 2 + 1 - 3 + 1, e.out_w = 10 + 0 + 3 - 3 + 1;
     shapes.push_back(e);
   }
-  // Filter rows sharing x rows (FewCGroupTile): 3x3/1 (3 rows, one class), 5x5/2 and 7x7/2
-  // (classes of 3 and 2, 4 and 3 rows), out_h below the group size, 48 columns (3 vectors at 16).
+  // 3x3/1 with 48 columns (3 vectors at 16: a 2- and a 1-vector pass), 5x5/2, out_h below the
+  // filter height, 7x7/2 on 3 rows.
   for (const gradrt::ConvParams& p : {shape(2, 14, 9, 3, 48, 3, 1), shape(1, 11, 13, 2, 32, 5, 2),
                                       shape(1, 2, 6, 3, 16, 3, 1), shape(1, 3, 17, 3, 64, 7, 2)})
     shapes.push_back(p);
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
-    // max_c 0: the per-tap GEMM, the same shapes; share: filter rows sharing x rows; stack:
-    // whole filter rows stacked in a tile (precedes share where it fits); neither: a row per tile.
+    // max_c 0: the per-tap GEMM, the same shapes; stack: whole filter rows stacked in a tile;
+    // else a row per tile.
     struct Mode {
       int64_t max_c;
-      bool share, stack;
+      bool stack;
     };
-    for (Mode md : {Mode{4, false, true}, Mode{4, true, false}, Mode{4, false, false}, Mode{0, false, true}}) {
+    for (Mode md : {Mode{4, true}, Mode{4, false}, Mode{0, true}}) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(md.max_c);
-      CAPTURE(md.share);
       CAPTURE(md.stack);
       simd::ConvTuning tu = saved;
       tu.filter_few_c_max = md.max_c;
-      tu.filter_few_c_share = md.share;
       tu.filter_few_c_stack = md.stack;
       std::vector<test::Variant> here = cpu_variants_with(isa, tu);
       for (const gradrt::ConvParams& p : shapes) {
@@ -249,25 +247,23 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
         test::conv_case<double>(here, test::ConvKernel::bwd_filter, p, rng);
       }
     }
-    // Shared, stacked or a row per tile, each dw value is the same chain of FMAs in pixel
-    // order: the same bits.
+    // Stacked or a row per tile, each dw value is the same chain of FMAs in pixel order: the
+    // same bits.
     for (const gradrt::ConvParams& p : shapes) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(test::describe(p));
       const auto x = test::random_vec<float>(rng, p.x_elements());
       const auto dy = test::random_vec<float>(rng, p.y_elements());
       const std::vector<float> w(size_t(p.w_elements()));
-      std::vector<float> out[3];
-      for (int mode = 0; mode < 3; ++mode) {
+      std::vector<float> out[2];
+      for (int mode = 0; mode < 2; ++mode) {
         simd::ConvTuning tu = saved;
-        tu.filter_few_c_share = mode == 1;
-        tu.filter_few_c_stack = mode == 2;
+        tu.filter_few_c_stack = mode == 1;
         std::vector<test::Variant> here = cpu_variants_with(isa, tu);
         REQUIRE(!here.empty());
         REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
       }
       CHECK(test::same_bits(out[0], out[1]));
-      CHECK(test::same_bits(out[0], out[2]));
     }
   }
 }
@@ -356,7 +352,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(s.filter_split_tiles == 8);
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_split=1024/64", &s));
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_split=-1/64/8", &s));
-  check_flag("filter_share", &simd::ConvTuning::filter_few_c_share, "yes");
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_share=1", &s));  // removed (session 14)
   check_flag("filter_stack", &simd::ConvTuning::filter_few_c_stack, "-1");
   check_flag("input_pf", &simd::ConvTuning::input_prefetch_dy, "2");
   CHECK(s.filter_few_c_max == 4);

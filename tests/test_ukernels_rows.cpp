@@ -377,50 +377,46 @@ void dwx2_row(const Rows& u, std::mt19937& rng, Report& r) {
   }
 }
 
-// ---- the few-input-channel filter gradient's tiles (kernels/conv2d_backprop_filter_few_c.h):
-// member g < G of a tile, row i < R, column j < NRV*lanes:
-//   c[g*cgs + i*ldc + j] (+)= sum_{s < steps, q < ncols} a[s*ars + q*acs + i] * b[(s - g)*brs + q*ldb + j]
-// (+= where bit g of the mask is set). Strides wider than the data and sentinels in the gaps of c.
+// ---- the few-input-channel filter gradient's single-row tile (kernels/conv2d_backprop_filter_few_c.h):
+// row i < R, column j < NRV*lanes, b's pixels consecutive (ldb apart) over rows and columns:
+//   c[i*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + i] * b[(r*ncols + q)*ldb + j]
+// Strides wider than the data and sentinels in the gaps of c.
 void few_c(const Rows& u, std::mt19937& rng, Report& r) {
   if (!u.few_c) return;
-  for (int G = 1; G <= 3; ++G)
-    for (int nrv : {1, 2, 4}) {
-      const int rmax = u.few_c_rows[G][nrv];
-      for (int R : {1, (rmax + 1) / 2, rmax}) {
-        if (R < 1 || R > rmax) continue;
-        for (int64_t steps : {1, 2, 5})
-          for (int64_t ncols : {1, 3, 6})
-            for (unsigned mask : {0u, 7u, 5u}) {
-              const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes, brs = ncols * ldb;
-              const int64_t acs = R + 2, ars = ncols * acs + 3, ldc = nr + 3, cgs = R * ldc + 2;
-              const Vec a = test::random_vec<float>(rng, steps * ars);
-              const Vec bv = test::random_vec<float>(rng, (steps + G - 1) * brs);
-              const float* b = bv.data() + (G - 1) * brs;  // member 0's row at step 0
-              Vec c = with_sentinel(size_t(G * cgs));
-              Vec init = test::random_vec<float>(rng, int64_t(c.size()));
-              for (int g = 0; g < G; ++g)
-                for (int i = 0; i < R; ++i)
-                  for (int64_t j = 0; j < nr; ++j) c[size_t(g * cgs + i * ldc + j)] = init[size_t(g * cgs + i * ldc + j)];
-              u.few_c(G, nrv, R, steps, ncols, a.data(), ars, acs, b, brs, ldb, c.data(), cgs, ldc, mask);
-              const std::string shape = at("few_c G NRV R steps ncols mask", {G, nrv, R, steps, ncols, int64_t(mask)});
-              for (int64_t e = 0; e < int64_t(c.size()); ++e) {
-                const int64_t g = e / cgs, i = (e % cgs) / ldc, j = (e % cgs) % ldc;
-                if (g >= G || i >= R || j >= nr) {
-                  r.expect(c[size_t(e)] == kSentinel, shape + ": wrote outside the tile at " + std::to_string(e));
-                  continue;
-                }
-                const bool acc = G == 1 ? (mask & 1u) != 0 : ((mask >> g) & 1u) != 0;
-                double want = acc ? init[size_t(e)] : 0, mag = std::fabs(want);
-                for (int64_t st = 0; st < steps; ++st)
-                  for (int64_t q = 0; q < ncols; ++q) {
-                    const double term = double(a[size_t(st * ars + q * acs + i)]) * b[(st - g) * brs + q * ldb + j];
-                    want += term, mag += std::fabs(term);
-                  }
-                r.near(c[size_t(e)], want, mag, shape);
+  for (int nrv : {1, 2}) {
+    const int rmax = u.few_c_rows[nrv];
+    for (int R : {1, (rmax + 1) / 2, rmax}) {
+      if (R < 1 || R > rmax) continue;
+      for (int64_t nrows : {1, 2, 5})
+        for (int64_t ncols : {1, 3, 6})
+          for (bool acc : {false, true}) {
+            const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes;
+            const int64_t acs = R + 2, ars = ncols * acs + 3, ldc = nr + 3;
+            const Vec a = test::random_vec<float>(rng, nrows * ars);
+            const Vec b = test::random_vec<float>(rng, nrows * ncols * ldb);
+            Vec c = with_sentinel(size_t(R * ldc));
+            const Vec init = test::random_vec<float>(rng, int64_t(c.size()));
+            for (int64_t e = 0; e < R * ldc; ++e)
+              if (e % ldc < nr) c[size_t(e)] = init[size_t(e)];
+            u.few_c(nrv, R, nrows, ncols, a.data(), ars, acs, b.data(), ldb, c.data(), ldc, acc);
+            const std::string shape = at("few_c NRV R nrows ncols acc", {nrv, R, nrows, ncols, acc});
+            for (int64_t e = 0; e < int64_t(c.size()); ++e) {
+              const int64_t i = e / ldc, j = e % ldc;
+              if (i >= R || j >= nr) {
+                r.expect(c[size_t(e)] == kSentinel, shape + ": wrote outside the tile at " + std::to_string(e));
+                continue;
               }
+              double want = acc ? init[size_t(e)] : 0, mag = std::fabs(want);
+              for (int64_t rr = 0; rr < nrows; ++rr)
+                for (int64_t q = 0; q < ncols; ++q) {
+                  const double term = double(a[size_t(rr * ars + q * acs + i)]) * b[size_t((rr * ncols + q) * ldb + j)];
+                  want += term, mag += std::fabs(term);
+                }
+              r.near(c[size_t(e)], want, mag, shape);
             }
-      }
+          }
     }
+  }
 }
 
 // ---- the stacked tile: KY filter rows k of J values, rows k*J + i of c:

@@ -98,77 +98,6 @@ void few_c_tile(int64_t rows, A... args) {
   }
 }
 
-// Filter rows that share x rows: rows ky and ky + sh (sh = stride_h, dilation_h 1) read x row
-// (oy + 1)*sh + ky for output rows oy and oy + 1. G such rows ky + g*sh (g < G) at once: at step
-// s one x row (a + s*ars) is broadcast once per (kx, c) value and feeds member g with dy row
-// b + (s - g)*brs, i.e. G FMAs per broadcast (the few-c path is load-bound at out_c 16: one
-// broadcast per FMA there). Member g's accumulators are c + g*cgs; bit g of `accumulate`: add
-// onto c. Each accumulator still sums its pixels in (oy, ox) order: the same chain as
-// FewCTile's, the same bits.
-template <class T, class Arch, int G, int R, int NRV>
-struct FewCGroupTile {
-  using V = Vec<T, Arch>;
-  using B = typename V::type;
-  static constexpr int64_t L = V::width;
-
-  GRADRT_SIMD_NOINLINE static void run(int64_t steps, int64_t ncols, const T* a, int64_t ars, int64_t acs,
-                                       const T* b, int64_t brs, int64_t ldb, T* c, int64_t cgs, int64_t ldc,
-                                       unsigned accumulate) {
-    B acc[G][R][NRV];
-#pragma GCC unroll 4
-    for (int g = 0; g < G; ++g)
-#pragma GCC unroll 32
-      for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NRV; ++j)
-          acc[g][i][j] = (accumulate >> g) & 1u ? V::load(c + g * cgs + i * ldc + j * L) : V::zero();
-    for (int64_t s = 0; s < steps; ++s) {
-      const T* ap = a + s * ars;
-      const T* bp = b + s * brs;  // member g reads bp - g*brs (the output row g rows above)
-      GRADRT_GEMM_K_LOOP
-      for (int64_t q = 0; q < ncols; ++q, ap += acs, bp += ldb) {
-        B bv[G][NRV];
-#pragma GCC unroll 4
-        for (int g = 0; g < G; ++g)
-#pragma GCC unroll 4
-          for (int j = 0; j < NRV; ++j) bv[g][j] = V::load(bp - g * brs + j * L);
-#pragma GCC unroll 32
-        for (int i = 0; i < R; ++i) {
-          const B av = V::set1(ap[i]);
-#pragma GCC unroll 4
-          for (int g = 0; g < G; ++g)
-#pragma GCC unroll 4
-            for (int j = 0; j < NRV; ++j) acc[g][i][j] = V::fma(av, bv[g][j], acc[g][i][j]);
-        }
-      }
-    }
-#pragma GCC unroll 4
-    for (int g = 0; g < G; ++g)
-#pragma GCC unroll 32
-      for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < NRV; ++j) V::store(c + g * cgs + i * ldc + j * L, acc[g][i][j]);
-  }
-};
-
-// Rows of A per tile for G members and NRV vectors: G = 1 as FewCTile; G > 1 also within the
-// registers the GEMM tile uses (accumulators + B vectors: G*NRV*(R + 1) of them). 0: none.
-constexpr int few_c_rmax(int g, int nrv) {
-  if (g == 1) return kFewCAcc / nrv;
-  const int by_acc = kFewCAcc / (g * nrv), by_regs = (kFewCAcc + kFewCVec) / (g * nrv) - 1;
-  return by_acc < by_regs ? by_acc : by_regs;
-}
-
-// FewCGroupTile<G, R, NRV>::run for a run-time R in [1, few_c_rmax(G, NRV)].
-template <class T, class Arch, int G, int NRV, int R = 1, class... A>
-void few_c_group_tile(int64_t rows, A... args) {
-  if constexpr (R <= few_c_rmax(G, NRV)) {
-    if (rows == R) return FewCGroupTile<T, Arch, G, R, NRV>::run(args...);
-    return few_c_group_tile<T, Arch, G, NRV, R + 1>(rows, args...);
-  }
-}
-
-
 // Accumulators a stacked tile may take with NRV vectors: the unit's vector registers (32 with
 // 64-byte vectors, else 16) less the NRV dy vectors and one broadcast.
 template <class T, class Arch>
@@ -196,32 +125,17 @@ void few_c_stack_ukernel(int ky, int nrv, int64_t j, int64_t nrows, int64_t ncol
   else if (ky == 3) nrv == 2 ? with.template operator()<3, 2>() : with.template operator()<3, 1>();
 }
 
-// Which (G, NRV) tiles exist in this unit: G = 1 with 1, 2, 4 vectors, G = 2, 3 with 1, 2 (and
-// no more vectors than the GEMM tile's, and room for one row).
-constexpr bool few_c_instantiated(int g, int nrv) {
-  return nrv <= kFewCVec && (g == 1 ? nrv != 3 && nrv <= 4 : nrv <= 2) && few_c_rmax(g, nrv) >= 1;
-}
+// Vectors of out_c per single-row tile: 1 or 2 (every unit's default GEMM tile has 2; a wider
+// one is capped at 2).
+constexpr int kFewCVecMax = kFewCVec < 2 ? kFewCVec : 2;
 
-// The tiles by run-time (g, nrv, r), for the micro-kernel tester (table.h RowUkernels::few_c);
-// for g = 1, b's rows of consecutive steps must be consecutive (brs = ncols * ldb).
+// few_c_tile by run-time (nrv, r), for the micro-kernel tester (table.h RowUkernels::few_c).
 template <class T, class Arch>
-void few_c_ukernel(int g, int nrv, int64_t r, int64_t steps, int64_t ncols, const T* a, int64_t ars, int64_t acs,
-                   const T* b, int64_t brs, int64_t ldb, T* c, int64_t cgs, int64_t ldc, unsigned accumulate) {
-  (void)brs, (void)cgs;
-  auto with = [&]<int G, int V>() {
-    if constexpr (few_c_instantiated(G, V)) {
-      if constexpr (G == 1) few_c_tile<T, Arch, V>(r, steps, ncols, a, ars, acs, b, ldb, c, ldc, (accumulate & 1u) != 0);
-      else few_c_group_tile<T, Arch, G, V>(r, steps, ncols, a, ars, acs, b, brs, ldb, c, cgs, ldc, accumulate);
-    }
-  };
-  auto by_v = [&]<int G>() {
-    if (nrv == 1) with.template operator()<G, 1>();
-    else if (nrv == 2) with.template operator()<G, 2>();
-    else if (nrv == 4) with.template operator()<G, 4>();
-  };
-  if (g == 1) by_v.template operator()<1>();
-  else if (g == 2) by_v.template operator()<2>();
-  else if (g == 3) by_v.template operator()<3>();
+void few_c_ukernel(int nrv, int64_t r, int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs,
+                   const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+  if constexpr (kFewCVecMax >= 2)
+    if (nrv == 2) return few_c_tile<T, Arch, 2>(r, nrows, ncols, a, ars, acs, b, ldb, c, ldc, accumulate);
+  if (nrv == 1) few_c_tile<T, Arch, 1>(r, nrows, ncols, a, ars, acs, b, ldb, c, ldc, accumulate);
 }
 
 // The path's choice, from the shape (and the tuning's channel limit, 0: off): one group,
@@ -259,55 +173,28 @@ ScratchSize conv2d_backprop_filter_few_c_scratch(const ConvParams& p) {
       .add_per_thread(line_bytes<T>(f.seg_in_rows * f.wb * p.in_c));
 }
 
-// Per group size g (1..kFewCGroupMax filter rows ky, ky + sh, ...): the vectors of out_c per
-// pass (nrv), the tiles of the m rows and the loads per output pixel (`loads`, < 0: not
-// possible). Per pass and step a group loads g*nrv dy vectors and broadcasts its R x values;
-// the choice takes the fewest loads (ties: the wider nrv), rows split evenly into tiles of at
-// most few_c_rmax(g, nrv). A class of M filter rows (ky = ky0 + j*sh) is cut into groups by
-// `group_size`, the split with the fewest loads. From the shape only (and share: off, or
-// dilation_h > 1, leaves g = 1).
-constexpr int kFewCGroupMax = 3;
-struct FewCRows {
-  int nrv[kFewCGroupMax + 1] = {};
-  int64_t tiles[kFewCGroupMax + 1] = {}, loads[kFewCGroupMax + 1] = {};
-  FewCRows(int64_t m, int64_t nv, int64_t vmax, bool share) {
-    for (int g = 1; g <= kFewCGroupMax; ++g) {
-      loads[g] = -1;
-      if (g > 1 && !share) continue;
-      for (int v : {4, 2, 1}) {
-        // Instantiated: g = 1 with 4, 2, 1 vectors; g > 1 with 2 and 1.
-        if (v > nv || v > vmax || (g > 1 && v > 2) || few_c_rmax(g, v) < 1) continue;
-        const int64_t t = (m + few_c_rmax(g, v) - 1) / few_c_rmax(g, v);
-        const int64_t l = (nv / v) * (t * g * v + m) + (nv % v ? t * g * (nv % v) + m : 0);
-        if (loads[g] < 0 || l < loads[g]) loads[g] = l, nrv[g] = v, tiles[g] = t;
-      }
+// A filter row of m values in single-row tiles: nrv vectors of out_c per pass (1 or 2) and the
+// m rows cut into `tiles` tiles of at most kFewCAcc / nrv rows. Per pass and pixel a tile loads
+// nrv dy vectors and broadcasts its rows' x values; the choice takes the fewest loads per
+// output pixel (ties: 2 vectors), rows split evenly. From the shape only.
+struct FewCRowTiles {
+  int nrv = 1;
+  int64_t tiles = 1;
+  FewCRowTiles(int64_t m, int64_t nv) {
+    int64_t best = -1;
+    for (int v = kFewCVecMax; v >= 1; --v) {
+      if (v > nv) continue;
+      const int64_t rmax = kFewCAcc / v, t = (m + rmax - 1) / rmax;
+      const int64_t loads = (nv / v) * (t * v + m) + (nv % v ? t * (nv % v) + m : 0);
+      if (best < 0 || loads < best) best = loads, nrv = v, tiles = t;
     }
-  }
-  // The size of the first group of a class of M filter rows: the best split, by dynamic
-  // programming over the remainder (best[k]: fewest loads for k rows).
-  int group_size(int64_t M) const {
-    int64_t best[kFewCGroupMax + 1] = {0};  // best[k % (max+1)] for the last max+1 values of k
-    auto cost = [&](int64_t k, int g) -> int64_t {
-      return g > k || loads[g] < 0 ? -1 : loads[g] + best[(k - g) % (kFewCGroupMax + 1)];
-    };
-    int choice = 1;
-    for (int64_t k = 1; k <= M; ++k) {
-      int64_t b = -1;
-      for (int g = 1; g <= kFewCGroupMax; ++g) {
-        const int64_t c = cost(k, g);
-        if (c >= 0 && (b < 0 || c < b)) b = c, choice = g;
-      }
-      best[k % (kFewCGroupMax + 1)] = b;
-    }
-    return choice;  // the choice for k = M
   }
 };
 
-// share_rows: group filter rows that read the same x rows (ConvTuning::filter_few_c_share);
 // stack_rows: whole filter rows in one tile where they fit (ConvTuning::filter_few_c_stack).
 template <class T, class Arch>
-void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool share_rows, bool stack_rows, const T* x,
-                                  const T* dy, T* dw) {
+void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool stack_rows, const T* x, const T* dy,
+                                  T* dw) {
   constexpr int64_t L = Vec<T, Arch>::width;
   const int64_t nw = p.w_elements();
   if (nw == 0) return;
@@ -317,12 +204,10 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool sh
   }
   const FewCPlan f(p);
   const int64_t ci = p.in_c, co = p.out_c, nv = co / L, m = f.m, rowlen = f.wb * ci;
-  // Filter rows ky, ky + sh, ... read the same x rows (dilation_h 1): grouped, see FewCRows.
-  const bool share = share_rows && p.dilation_h == 1 && p.stride_h < p.filter_h;
-  const FewCRows plan(m, nv, kFewCVec, share);
+  const FewCRowTiles plan(m, nv);
   // Stacking whole filter rows (FewCStackTile): up to 3 where 2 or more fit the registers with
-  // the single-row choice's vectors; it then replaces the sharing of x rows.
-  const int nrv1 = plan.nrv[1];
+  // the single-row choice's vectors.
+  const int nrv1 = plan.nrv;
   int64_t stack = 1;
   if (stack_rows && nrv1 <= 2)
     for (int64_t k = 2; k <= imin(3, p.filter_h); ++k)
@@ -337,6 +222,10 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool sh
   par(exec, f.chunks, 1, [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* xb = mine.take<T>(f.seg_in_rows * rowlen);
+    // The padding columns [0, b_lo) and [b_hi, wb) of every buffer row are zeroed here, once per
+    // call of this thread: the copies below write only columns [b_lo, b_hi) (a row outside x: zeros
+    // there). The per-row memsets of the pads were ~3% of the 3x3 64x64x3->16 s2 row (perf).
+    std::memset(static_cast<void*>(xb), 0, sizeof(T) * size_t(f.seg_in_rows * rowlen));
     for (int64_t chunk = c0; chunk < c1; ++chunk) {
       T* out = part + (f.chunks > 1 ? chunk * nw : 0);
       const int64_t r_end = imin(rows, (chunk + 1) * f.chunk_rows);
@@ -348,21 +237,13 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool sh
         const int64_t in_rows = (sr - 1) * sh + (p.filter_h - 1) * p.dilation_h + 1;
         for (int64_t j = 0; j < in_rows; ++j) {  // buffer row j = x row oy0*sh - pt + j
           const int64_t iy = oy0 * sh - pt + j;
-          T* dst = xb + j * rowlen;
-          if (iy < 0 || iy >= in_h) {
-            std::memset(static_cast<void*>(dst), 0, sizeof(T) * size_t(rowlen));
-            continue;
-          }
-          std::memset(static_cast<void*>(dst), 0, sizeof(T) * size_t(b_lo * ci));
-          std::memcpy(dst + b_lo * ci, x + ((n * in_h + iy) * in_w + b_lo - pl) * ci,
-                      sizeof(T) * size_t((b_hi - b_lo) * ci));
-          std::memset(static_cast<void*>(dst + b_hi * ci), 0, sizeof(T) * size_t((f.wb - b_hi) * ci));
+          T* dst = xb + b_lo * ci + j * rowlen;
+          const size_t bytes = sizeof(T) * size_t((b_hi - b_lo) * ci);
+          if (iy < 0 || iy >= in_h) std::memset(static_cast<void*>(dst), 0, bytes);
+          else std::memcpy(dst, x + ((n * in_h + iy) * in_w + b_lo - pl) * ci, bytes);
         }
         const T* dyr = dy + r * p.out_w * co;  // the segment's pixels, consecutive in dy
-        const int64_t brs = p.out_w * co, ars = sh * rowlen, acs = sw * ci, cgs = sh * m * co;
-        // Classes of filter rows ky0, ky0 + sh, ... (with share; else one row each), cut into
-        // groups of G rows ky, ky + sh, ..., ky + (G-1)*sh.
-        const int64_t classes = share ? sh : p.filter_h, step = share ? sh : p.filter_h;
+        const int64_t ars = sh * rowlen, acs = sw * ci;
         if (stack > 1) {  // whole filter rows stacked, KY at a time (one tile of m rows each)
           for (int64_t ky = 0; ky < p.filter_h;) {
             const int64_t ks = imin(stack, p.filter_h - ky);
@@ -382,63 +263,26 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool sh
             }
             ky += ks;
           }
-        } else
-        for (int64_t ky0 = 0; ky0 < classes; ++ky0)
-          for (int64_t ky = ky0; ky < p.filter_h;) {
-            const int64_t left = (p.filter_h - ky + step - 1) / step;  // rows of the class from ky
-            const int G = plan.group_size(left), nrv = plan.nrv[G];
-            const int64_t tiles = plan.tiles[G];
-            for (int64_t t = 0, r0 = 0; t < tiles; ++t) {
-              const int64_t rt = m / tiles + (t < m % tiles);  // rows of this tile
-              for (int64_t v0 = 0; v0 < nv; v0 += nrv) {
-                const int64_t v = imin(nrv, nv - v0);
-                // a0: the tile's first (kx, c) value in x row 0 of filter row ky.
-                const T* a0 = xb + ky * p.dilation_h * rowlen + r0;
-                const T* b0 = dyr + v0 * L;
-                T* c0 = out + (ky * m + r0) * co + v0 * L;
-                // Member g (filter row ky + g*sh) over output rows [lo, hi): its x row for output
-                // row oy is (oy + g)*sh + ky.
-                auto single = [&](int64_t g, int64_t lo, int64_t hi, bool acc) {
-                  if (hi <= lo) return;
-                  const T* at = a0 + (lo + g) * sh * rowlen;
-                  const T* bt = b0 + lo * brs;
-                  T* ct = c0 + g * cgs;
-                  if constexpr (kFewCVec >= 4)
-                    if (v == 4) return few_c_tile<T, Arch, 4>(rt, hi - lo, p.out_w, at, ars, acs, bt, co, ct, co, acc);
-                  if constexpr (kFewCVec >= 2)
-                    if (v == 2) return few_c_tile<T, Arch, 2>(rt, hi - lo, p.out_w, at, ars, acs, bt, co, ct, co, acc);
-                  few_c_tile<T, Arch, 1>(rt, hi - lo, p.out_w, at, ars, acs, bt, co, ct, co, acc);
-                };
-                // Steps of all G members: output rows oy = G-1 .. sr-1 of member 0 (member g:
-                // g rows above). Before them member g's first G-1-g rows, after them its last g.
-                const int64_t steps = sr - (G - 1);
-                if (G == 1 || steps <= 0) {
-                  for (int64_t g = 0; g < G; ++g) single(g, 0, sr, !first);
-                  continue;
-                }
-                unsigned mask = 0;
-                for (int64_t g = 0; g < G; ++g) {
-                  single(g, 0, G - 1 - g, !first);
-                  if (!first || G - 1 - g > 0) mask |= 1u << g;
-                }
-                const T* as = a0 + (G - 1) * sh * rowlen;
-                const T* bs = b0 + (G - 1) * brs;
-                auto grouped = [&]<int GG>() {
-                  if constexpr (kFewCVec >= 2 && few_c_rmax(GG, 2) >= 1)
-                    if (v == 2)
-                      return few_c_group_tile<T, Arch, GG, 2>(rt, steps, p.out_w, as, ars, acs, bs, brs, co, c0, cgs, co, mask);
-                  if constexpr (few_c_rmax(GG, 1) >= 1)
-                    few_c_group_tile<T, Arch, GG, 1>(rt, steps, p.out_w, as, ars, acs, bs, brs, co, c0, cgs, co, mask);
-                };
-                static_assert(kFewCGroupMax == 3);
-                if (G == 2) grouped.template operator()<2>();
-                else grouped.template operator()<3>();
-                for (int64_t g = 0; g < G; ++g) single(g, sr - g, sr, true);
+        } else {  // a filter row at a time, its m rows in plan.tiles tiles
+          for (int64_t ky = 0; ky < p.filter_h; ++ky)
+            for (int64_t t = 0, r0 = 0; t < plan.tiles; ++t) {
+              const int64_t rt = m / plan.tiles + (t < m % plan.tiles);  // rows of this tile
+              for (int64_t v0 = 0; v0 < nv; v0 += nrv1) {
+                const int64_t v = imin(nrv1, nv - v0);
+                // The tile's first (kx, c) value in x row 0 of filter row ky.
+                const T* at = xb + ky * p.dilation_h * rowlen + r0;
+                const T* bt = dyr + v0 * L;
+                T* ct = out + (ky * m + r0) * co + v0 * L;
+                if constexpr (kFewCVecMax >= 2)
+                  if (v == 2) {
+                    few_c_tile<T, Arch, 2>(rt, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first);
+                    continue;
+                  }
+                few_c_tile<T, Arch, 1>(rt, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first);
               }
               r0 += rt;
             }
-            ky += G * step;
-          }
+        }
         first = false;
         r += sr;
       }

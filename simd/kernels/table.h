@@ -63,13 +63,12 @@ struct RowUkernels {
                  int64_t step, int64_t src_w, int64_t C, float* dst, int64_t dst_step) = nullptr;
   // The stride-2 3-tap input-gradient row with R = 1..3 filter rows (ukernels/depthwise_gather.h).
   void (*dwx2_row[3])(const float* const* dyr, const float* const* wr, int64_t ow, int64_t C, float* dx) = {};
-  // The few-input-channel filter gradient's tiles (kernels/conv2d_backprop_filter_few_c.h): G = 1
-  // (FewCTile, dy rows consecutive: brs = ncols * ldb) or G = 2, 3 filter rows sharing x rows
-  // (FewCGroupTile), NRV vectors, R rows of A, as the driver calls them; few_c_rows[G][NRV]: the
-  // largest R instantiated (0: none).
-  void (*few_c)(int g, int nrv, int64_t r, int64_t steps, int64_t ncols, const float* a, int64_t ars, int64_t acs,
-                const float* b, int64_t brs, int64_t ldb, float* c, int64_t cgs, int64_t ldc, unsigned accumulate) = nullptr;
-  int few_c_rows[4][5] = {};
+  // The few-input-channel filter gradient's single-row tile (FewCTile in
+  // kernels/conv2d_backprop_filter_few_c.h): NRV = 1, 2 vectors, R rows of A, as the driver calls
+  // it; few_c_rows[NRV]: the largest R instantiated (0: none).
+  void (*few_c)(int nrv, int64_t r, int64_t nrows, int64_t ncols, const float* a, int64_t ars, int64_t acs,
+                const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) = nullptr;
+  int few_c_rows[3] = {};
   // Its stacked tile (FewCStackTile): KY = 2, 3 filter rows of J values, NRV = 1, 2 vectors;
   // few_c_stack_rows[KY][NRV]: the largest J instantiated.
   void (*few_c_stack)(int ky, int nrv, int64_t j, int64_t nrows, int64_t ncols, const float* a, int64_t ars,

@@ -40,9 +40,7 @@ RowUkernels row_ukernels() {
     u.dwx2_row[2] = &dwx2_row<F, Arch, 3>;
   }
   u.few_c = &few_c_ukernel<F, Arch>;
-  for (int g = 1; g <= kFewCGroupMax; ++g)
-    for (int v : {1, 2, 4})
-      u.few_c_rows[g][v] = few_c_instantiated(g, v) ? few_c_rmax(g, v) : 0;
+  for (int v = 1; v <= kFewCVecMax; ++v) u.few_c_rows[v] = kFewCAcc / v;
   u.few_c_stack = &few_c_stack_ukernel<F, Arch>;
   for (int ky : {2, 3})
     for (int v : {1, 2}) u.few_c_stack_rows[ky][v] = few_c_stack_acc<F, Arch>(v) / (ky * v);
