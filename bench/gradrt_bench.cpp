@@ -4,7 +4,7 @@
 // Columns: ms (median of --reps runs after warm-up; with --rounds=R the median of R such), GFLOP/s (GB/s for batch norm),
 // % of the FMA peak this program measures itself (a register-only FMA loop, per thread
 // times threads), and gradrt / oneDNN speed (> 1: gradrt faster).
-// oneDNN runs in its preferred layouts (format_tag::any for convolutions, nChw16c for
+// oneDNN runs in its preferred layouts (format_tag::any for convolutions, nChw16c (--isa=avx2: nChw8c) for
 // batch norm); reorders from NHWC are done once, outside the timing. gradrt runs on NHWC
 // float32 as TF hands it, and its timing includes run_op's validation and allocation.
 // --csv=FILE also writes the rows for bench/plot.py. --isa=avx2 runs both libraries' AVX2 code
@@ -335,7 +335,9 @@ void add_batch_norm_case(std::vector<Case>& cases, int64_t n, int64_t h, int64_t
                         {DNNL_ARG_DIFF_SRC, dnnl_mem(bpd.diff_src_desc())},
                         {DNNL_ARG_DIFF_SCALE_SHIFT, dnnl_mem(bpd.diff_weights_desc())}});
   };
-  b.onednn = [=]() { return runner(memory::format_tag::nChw16c); };
+  // --isa=avx2: nChw8c, AVX2's blocked layout (capped at AVX2, oneDNN 2.6.3 has no JIT batch norm
+  // for nChw16c and ran a reference loop, 100-500x slower).
+  b.onednn = [=]() { return runner(g_isa_avx2 ? memory::format_tag::nChw8c : memory::format_tag::nChw16c); };
   b.onednn_nhwc = [=]() { return runner(memory::format_tag::nhwc); };
   cases.push_back(b);
 }
