@@ -4,10 +4,12 @@
 // Columns: ms (median of --reps runs after warm-up; with --rounds=R the median of R such), GFLOP/s (GB/s for batch norm),
 // % of the FMA peak this program measures itself (a register-only FMA loop, per thread
 // times threads), and gradrt / oneDNN speed (> 1: gradrt faster).
-// oneDNN runs in its preferred layouts (format_tag::any for convolutions, nChw16c for
+// oneDNN runs in its preferred layouts (format_tag::any for convolutions, nChw16c (--isa=avx2: nChw8c) for
 // batch norm); reorders from NHWC are done once, outside the timing. gradrt runs on NHWC
 // float32 as TF hands it, and its timing includes run_op's validation and allocation.
-// --csv=FILE also writes the rows for bench/plot.py.
+// --csv=FILE also writes the rows for bench/plot.py. --isa=avx2 runs both libraries' AVX2 code
+// (GRADRT_CPU_ISA=avx2, ONEDNN_MAX_CPU_ISA=AVX2), the header says so: on an AVX-512 machine
+// this checks the AVX2 kernels and tile choices, not an AVX2-only CPU's timing.
 #include <omp.h>
 
 #include <algorithm>
@@ -94,10 +96,14 @@ __attribute__((target("avx2,fma"))) double fma_loop_avx2(int64_t iters) {
 }
 #endif
 
+// --isa=avx2: gradrt forced to its avx2 unit and oneDNN's JIT capped at AVX2 (both set
+// through their environment variables before either library starts), the peak loop in ymm.
+bool g_isa_avx2 = false;
+
 // Peak float32 GFLOP/s of one core from 16 (12) independent FMA chains.
 double measure_peak_gflops(std::string* isa) {
 #if defined(__x86_64__)
-  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = __builtin_cpu_supports("avx512f") && !g_isa_avx2;
   // Many short runs, best one: on a shared machine some run gets the core to itself.
   const int64_t iters = 2'000'000;
   volatile double sink = 0;
@@ -329,7 +335,9 @@ void add_batch_norm_case(std::vector<Case>& cases, int64_t n, int64_t h, int64_t
                         {DNNL_ARG_DIFF_SRC, dnnl_mem(bpd.diff_src_desc())},
                         {DNNL_ARG_DIFF_SCALE_SHIFT, dnnl_mem(bpd.diff_weights_desc())}});
   };
-  b.onednn = [=]() { return runner(memory::format_tag::nChw16c); };
+  // --isa=avx2: nChw8c, AVX2's blocked layout (capped at AVX2, oneDNN 2.6.3 has no JIT batch norm
+  // for nChw16c and ran a reference loop, 100-500x slower).
+  b.onednn = [=]() { return runner(g_isa_avx2 ? memory::format_tag::nChw8c : memory::format_tag::nChw16c); };
   b.onednn_nhwc = [=]() { return runner(memory::format_tag::nhwc); };
   cases.push_back(b);
 }
@@ -363,12 +371,20 @@ int main(int argc, char** argv) {
     else if (a.rfind("--warm-ms=", 0) == 0) g_warm_ms = std::atof(a.c_str() + 10);
     else if (a.rfind("--keras=", 0) == 0) keras = std::atoi(a.c_str() + 8) != 0;
     else if (a == "--stat=min" || a == "--stat=median") g_stat_min = a == "--stat=min";
+    else if (a == "--isa=avx2") g_isa_avx2 = true;
     else {
-      std::printf("usage: gradrt_bench [--threads=1,2] [--batch=1,8] [--reps=7] [--rounds=1] [--filter=SUBSTRING] [--csv=FILE] [--warm-ms=100] [--keras=1] [--stat=median|min]\n");
+      std::printf("usage: gradrt_bench [--threads=1,2] [--batch=1,8] [--reps=7] [--rounds=1] [--filter=SUBSTRING] [--csv=FILE] [--warm-ms=100] [--keras=1] [--stat=median|min] [--isa=avx2]\n");
       return a == "--help" ? 0 : 2;
     }
   }
 
+  if (g_isa_avx2) {
+    // Read once, at each library's first use (gradrt: cpu backend start-up; oneDNN: its first
+    // primitive), so set before anything below touches them. ONEDNN_VERBOSE=1 shows the
+    // implementations oneDNN then picks (jit:avx2 / brgconv:avx2, never avx512).
+    setenv("GRADRT_CPU_ISA", "avx2", 1);
+    setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 1);
+  }
   std::string peak_isa;
   const double peak1 = measure_peak_gflops(&peak_isa);
   std::string cpu_detail;
@@ -376,6 +392,9 @@ int main(int argc, char** argv) {
     if (b.name == "cpu") cpu_detail = b.detail;
   std::printf("gradrt %s, cpu backend: %s; oneDNN %d.%d.%d\n", gradrt::version(), cpu_detail.c_str(),
               dnnl::version()->major, dnnl::version()->minor, dnnl::version()->patch);
+  if (g_isa_avx2)
+    std::printf("--isa=avx2: GRADRT_CPU_ISA=avx2, ONEDNN_MAX_CPU_ISA=AVX2 (an AVX-512 core running AVX2 code: same caches\n"
+                "and ports as its AVX-512 runs, not an AVX2-only CPU's timing)\n");
   std::printf("measured FMA peak (%s): %.1f GFLOP/s per thread; %s of %d runs after warm-up, median of %d round(s)\n\n",
               peak_isa.c_str(), peak1, g_stat_min ? "fastest" : "median", reps, rounds);
 

@@ -135,12 +135,18 @@ inline constexpr Tiles avx512{.gemm = {{12, 2}, {6, 4}},
                               .bn_vectors_f64 = 4, .stream_rows = {16, 12, 8, 6}, .stream_half_rows = 24,
                               .wasm = false};
 // 16 ymm registers: a 6x2 GEMM tile (12 accumulators + 2 B + broadcast), 4-pixel depthwise
-// blocks, 4 vectors per batch-norm pass (2 sums + mean each).
-inline constexpr Tiles avx2{.gemm = {{6, 2}},
+// blocks, 4 vectors per batch-norm pass (2 sums + mean each). Also built: 4x3 (12 accumulators
+// + 3 B + broadcast: 7 loads per 12 FMAs, against 6x2's 8; the shape of oneDNN's AVX2 JIT
+// tiles) and 12x1 (NR = 8 floats, for 8 or fewer output / dx channels, which 6x2 pads to 16);
+// simd/tuning.cpp says where each runs (session 14: measured on an Emerald Rapids core running
+// this unit, bench/results_xeon_emr.txt "AVX2 on Emerald Rapids").
+inline constexpr Tiles avx2{.gemm = {{6, 2}, {4, 3}, {12, 1}},
                             .dw_block_pixels = 4, .dw_channel_pairs = false, .bn_vectors_f32 = 4,
                             .bn_vectors_f64 = 4, .stream_rows = {12, 6, 4, 3}, .wasm = false};
-// 16 xmm registers: as avx2, without FMA.
-inline constexpr Tiles sse4_2 = avx2;
+// 16 xmm registers: as avx2 (6x2 only), without FMA.
+inline constexpr Tiles sse4_2{.gemm = {{6, 2}},
+                              .dw_block_pixels = 4, .dw_channel_pairs = false, .bn_vectors_f32 = 4,
+                              .bn_vectors_f64 = 4, .stream_rows = {12, 6, 4, 3}, .wasm = false};
 // 32 q registers of 4 floats: an 8x2 GEMM tile, 8-pixel depthwise blocks with channel-vector
 // pairs, 4 vectors per batch-norm pass.
 inline constexpr Tiles neon{.gemm = {{8, 2}},

@@ -106,8 +106,10 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
   const GemmTile d = unit_tiles(isa).gemm[0];
   ConvTuning t{.conv2d = d, .backprop_input = d, .backprop_filter = d};
   // zen4, zen5 (avx512 12x2, filter K 512/256) and the AVX2 EPYC (avx2 6x2): the defaults,
-  // tuned there in sessions 2-7.
-  if (isa == Isa::avx512 && m == Microarch::sapphire_rapids) {
+  // tuned there in sessions 2-7. The avx2 unit's 4x3 and 12x1 tiles run only where a shape's
+  // columns fit them better (Conv2DBackpropInput's fit to dx channels, the filter gradient's
+  // narrow output channels) or GRADRT_CPU_TILES names them.
+  if (m == Microarch::sapphire_rapids && (isa == Isa::avx512 || isa == Isa::avx2)) {
     // Emerald Rapids (bench/results_xeon_emr.txt): 6x4 (6 broadcasts and 4 vector loads per 24
     // FMAs, against 12 and 2) took 0.92-0.94x the time of 12x2 for the input gradients and
     // 0.89-0.92x for the filter gradients, 1 thread (14x2, then also built: input 0.92-0.93,
@@ -117,8 +119,15 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // threads, batch 1 and 8, session 10). With the k loops unrolled (session 10) the wide K
     // chunk went back to 256: 1x1 filter gradient 0.92-0.98x the time of 128 (512: 0.99-1.16);
     // the narrow one stays 1024 (512: 1.01, 2048: 1.00-1.58).
-    t.backprop_input = t.backprop_filter = GemmTile{6, 4};
-    t.filter_k_narrow = 1024, t.filter_k_wide = 256;
+    // The avx2 unit there (GRADRT_CPU_ISA=avx2, session 14) keeps its 6x2 tile and K chunks (4x3:
+    // 1.14-1.15x the time of 6x2 on the 3x3 filter gradients, 64 and 128 columns padded to 72 and
+    // 144; 1x1 256->512 1.01x) and takes the rest of this row, which is about the caches, not the
+    // vector width: FusedBatchNormGrad 0.80x the time, input gradients 0.98-0.99x without the dy
+    // prefetch (paired CPU time, 1 thread, batch 1; bench/results_xeon_emr.txt "AVX2 on Emerald Rapids").
+    if (isa == Isa::avx512) {
+      t.backprop_input = t.backprop_filter = GemmTile{6, 4};
+      t.filter_k_narrow = 1024, t.filter_k_wide = 256;
+    }
     t.input_prefetch_dy = false;
     // Without the depthwise filter gradient's row prefetch (8 MB and more of x + dy): 0.72-0.82x
     // the time at batch 8, 1 and 2 threads (cli_ab, session 11); forced on at batch 1 it took

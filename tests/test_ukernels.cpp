@@ -363,6 +363,24 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_few_c=3x", &s));
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).depthwise_filter_prefetch == false);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).depthwise_filter_prefetch == true);
+  {  // The avx2 unit on those Intel cores: its own 6x2 tile, the row's cache settings (session 14).
+    const simd::ConvTuning a = simd::conv_tuning(Isa::avx2, simd::Microarch::sapphire_rapids);
+    CHECK(a.backprop_input == simd::GemmTile{6, 2});
+    CHECK(a.backprop_filter == simd::GemmTile{6, 2});
+    CHECK(a.filter_k_narrow == 512);
+    CHECK_FALSE(a.input_prefetch_dy);
+    CHECK_FALSE(a.depthwise_filter_prefetch);
+    CHECK(a.bn_grad_stream_bytes == int64_t{1} << 20);
+    const simd::ConvTuning u = simd::conv_tuning(Isa::avx2, simd::Microarch::unknown);  // the AVX2 EPYC
+    CHECK(u.input_prefetch_dy);
+    CHECK(u.depthwise_filter_prefetch);
+    CHECK(simd::conv_tuning(Isa::sse4_2, simd::Microarch::sapphire_rapids).input_prefetch_dy);
+    simd::ConvTuning o = a;  // the avx2 unit's other tiles can be named; sse4_2 has 6x2 only
+    CHECK(simd::apply_tiles_override(Isa::avx2, "filter=4x3,input=12x1", &o));
+    CHECK(o.backprop_filter == simd::GemmTile{4, 3});
+    CHECK(o.backprop_input == simd::GemmTile{12, 1});
+    CHECK_FALSE(simd::apply_tiles_override(Isa::sse4_2, "filter=4x3", &o));
+  }
   check_flag("dwf_pf", &simd::ConvTuning::depthwise_filter_prefetch, "on");
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "ends=1", &s));  // session 13's two-ended claims: dropped
   check_flag("dwf_rows", &simd::ConvTuning::depthwise_filter_rows, "2");
@@ -390,7 +408,13 @@ TEST_CASE("cpu: the input gradient's tile by dx channels (fewest_padded_columns)
   CHECK(simd::fewest_padded_columns(u, {6, 4}, 32, 8) == GemmTile{6, 4});    // double: 32 columns both
   CHECK(simd::fewest_padded_columns(u, {12, 2}, 33, 16) == GemmTile{12, 2});
   CHECK(simd::fewest_padded_columns(u, {5, 5}, 64, 16) == GemmTile{12, 2});  // not built: the default
-  CHECK(simd::fewest_padded_columns(simd::tiles::avx2, {6, 2}, 3, 8) == GemmTile{6, 2});
+  // avx2: 6x2, 4x3, 12x1 (NR 16, 24, 8 floats): 3 or 8 columns take 12x1, 24 4x3 (the earlier of
+  // two that tie), 32 keeps 6x2 (a tie with 12x1).
+  CHECK(simd::fewest_padded_columns(simd::tiles::avx2, {6, 2}, 3, 8) == GemmTile{12, 1});
+  CHECK(simd::fewest_padded_columns(simd::tiles::avx2, {6, 2}, 8, 8) == GemmTile{12, 1});
+  CHECK(simd::fewest_padded_columns(simd::tiles::avx2, {6, 2}, 24, 8) == GemmTile{4, 3});
+  CHECK(simd::fewest_padded_columns(simd::tiles::avx2, {6, 2}, 32, 8) == GemmTile{6, 2});
+  CHECK(simd::fewest_padded_columns(simd::tiles::sse4_2, {6, 2}, 3, 4) == GemmTile{6, 2});
 }
 
 TEST_CASE("cpu: the input gradient's bits do not depend on the GEMM tile") {

@@ -23,8 +23,11 @@
 // 1-4% more time on an Emerald Rapids Xeon (bench/results_xeon_emr.txt; likely the loop's
 // add/cmp/jne competing with the 24 FMAs per k step for ports 0 and 5). Not measured on Zen 4 /
 // Zen 5, which run the same unit. Unrolling leaves each accumulator's chain of FMAs as it was:
-// the same bits. The other units keep the rolled loops they were measured with.
-#if defined(__AVX512F__)
+// the same bits. The avx2 unit too (session 14; __FMA__ leaves the sse4_2 unit out): its k step
+// is 12 FMAs with the same per-step loop and pointer work as AVX-512's 24 (the filter gradient's
+// 6x2 k loop ran at ~86% of the ymm FMA peak rolled; bench/results_xeon_emr.txt "AVX2 on
+// Emerald Rapids"). The other units keep the rolled loops they were measured with.
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #define GRADRT_GEMM_K_LOOP _Pragma("GCC unroll 4")
 #else
 #define GRADRT_GEMM_K_LOOP
