@@ -4,7 +4,7 @@
 // hold floats): dx is the float32 kernel's result rounded once (tests/test_vulkan_f16.cpp).
 //
 // Variants (InputVariant, GRADRT_VULKAN_INPUT; issue 22 item 3, written for a GPU run to pick the
-// default per shape: bench/gpu_step.sh step 3i). Tiles never change a sum's order (each output
+// default per shape: bench/gpu_step.sh step 1i). Tiles never change a sum's order (each output
 // adds its k in order 0..K-1), so all but split give base's bits:
 //   base   gemm_tiles as before (128x64 8x4 at >= 2^22 outputs, 128x16 for <= 16 channels, else 64x64)
 //   pad    base's tiles with shared rows padded by 2 (implicit_gemm.glsl PAD: no bank conflicts
