@@ -51,10 +51,6 @@ struct ConvTuning {
   // first item prefetches the next row's lines (Zen 5: 0.6 -> 0.4-0.5 ms at 8x56x56x144 s2;
   // Emerald Rapids: 1.2-1.4x the time).
   bool depthwise_filter_prefetch = true;
-  // DepthwiseConv2dNativeBackpropFilter, 3x3 chunks without that prefetch: items are row
-  // chunks, each output row running every channel group before the next row (whole x rows
-  // stream in order), instead of (row chunk, channel group) items. Off: dwf_rows=0.
-  bool depthwise_filter_rows = false;
   // Conv2DBackpropInput 1x1 stride 1 without padding: dx channels up to this many (and at most
   // 4 vectors) stream dy in place (kernels/conv2d_backprop_input_stream.h); 0: off.
   int64_t input_stream_max = 64;

@@ -217,10 +217,6 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
       t.bn_grad_stream_bytes = int64_t(a) << 10;
-    } else if (key == "dwf_rows") {  // the 3x3 depthwise filter gradient's row-major items
-      const std::string val(v, vn);
-      if (val != "0" && val != "1") return false;
-      t.depthwise_filter_rows = val == "1";
     } else if (key == "dwf_pf") {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
@@ -240,7 +236,7 @@ std::string describe(const ConvTuning& t) {
   char buf[640];
   std::snprintf(buf, sizeof buf,
                 "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, input dy prefetch %s, filter few-c to %lld%s, "
-                "depthwise filter prefetch %s%s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, "
+                "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, "
                 "input 1x1 stream to %lld (prefetch %s), input dy pad %s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
@@ -249,7 +245,6 @@ std::string describe(const ConvTuning& t) {
                 static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.input_prefetch_dy ? "on" : "off",
                 static_cast<long long>(t.filter_few_c_max),
                 t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
-                t.depthwise_filter_rows ? " (row-major items)" : "",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
                 static_cast<long long>(t.input_stream_max),
                 t.input_stream_prefetch ? "on" : "off", t.input_pad_dy ? "on" : "off",

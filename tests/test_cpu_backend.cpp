@@ -436,26 +436,16 @@ TEST_CASE("cpu: depthwise filter gradient 3x3 chunks past the prefetch size vs r
   }
 }
 
-// The filter gradient's 3x3 chunked path with (row chunk, channel group) items and with
-// row-major items (ConvTuning::depthwise_filter_rows), stride 1 and 2, several chunks and
-// channel groups (an odd count of channel vectors), every ISA, 1 thread vs reference and 2/3
-// threads the same bits.
-TEST_CASE("cpu: depthwise filter gradient 3x3 chunks, row-major items vs reference") {
+// The filter gradient's 3x3 chunked path ((row chunk, channel group) items), stride 1 and 2,
+// several chunks and channel groups (an odd count of channel vectors), every ISA, 1 thread vs
+// reference and 2/3 threads the same bits.
+TEST_CASE("cpu: depthwise filter gradient 3x3 chunks vs reference") {
   IsaGuard guard;
   std::mt19937 rng(59);
-  TuningGuard restore;
-  for (bool by_rows : {false, true}) {
-    CAPTURE(by_rows);
-    for (const auto& [isa, t] : restore.saved) {
-      simd::ConvTuning tu = t;
-      tu.depthwise_filter_rows = by_rows;
-      REQUIRE(simd::set_cpu_tuning(isa, tu));
-    }
-    for (const ConvParams& p : {depthwise_geometry(2, 21, 18, 48, 3, 3, 2, 2, 0, 0, 1, 1),
-                                depthwise_geometry(1, 30, 17, 80, 3, 3, 1, 1, 1, 1, 1, 1),
-                                depthwise_geometry(3, 9, 12, 144, 3, 3, 2, 2, 1, 1, 1, 1)})
-      check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng);
-  }
+  for (const ConvParams& p : {depthwise_geometry(2, 21, 18, 48, 3, 3, 2, 2, 0, 0, 1, 1),
+                              depthwise_geometry(1, 30, 17, 80, 3, 3, 1, 1, 1, 1, 1, 1),
+                              depthwise_geometry(3, 9, 12, 144, 3, 3, 2, 2, 1, 1, 1, 1)})
+    check_cpu_conv<float>(ConvKernel::dw_bwd_filter, p, rng);
 }
 
 // Minimum work per thread (core/parallel.h threads_for_work, applied by run_kernel): the

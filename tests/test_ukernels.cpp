@@ -383,7 +383,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   }
   check_flag("dwf_pf", &simd::ConvTuning::depthwise_filter_prefetch, "on");
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "ends=1", &s));  // session 13's two-ended claims: dropped
-  check_flag("dwf_rows", &simd::ConvTuning::depthwise_filter_rows, "2");
+  CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "dwf_rows=1", &s));  // session 14's row-major items: dropped
   const simd::ConvTuning before = s;
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "input=5x5", &s));      // not instantiated
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "inptu=12x2", &s));     // unknown key

@@ -139,8 +139,8 @@ int64_t dwf_strip(const ConvParams& p, int64_t nv, int64_t l1) {
 // NOTES, "Batch norm and depthwise threads".)
 // Returns false (nothing done) if the shape is not one of these.
 template <class T, class Arch>
-bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, bool by_rows, const T* x,
-                 const T* dy, T* dw) {
+bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, const T* x, const T* dy,
+                 T* dw) {
   // WASM (float): the row chunks of dwf_wasm_chunks, combined here.
   if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
     int64_t chunks = 0;
@@ -162,16 +162,10 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool pre
   // Off where ConvTuning::depthwise_filter_prefetch says so (Emerald Rapids: the bursts of
   // prefetches at each row's start cost more than the misses they remove).
   const bool big = prefetch && (p.x_elements() + rows * p.out_w * C) * int64_t(sizeof(T)) > (int64_t(8) << 20);
-  // Row-major items (ConvTuning::depthwise_filter_rows, not with the prefetch): an item is a
-  // chunk of rows, and every channel group runs on one output row before the next row, so the
-  // x rows stream from memory whole (all lines of a pixel back to back) instead of 2 of the 9
-  // lines of a 576-byte pixel per pass. Chunks of at least 2 rows, at most 64.
-  by_rows = by_rows && !big;
   int64_t grain = imax(1, (int64_t(256) << 10) / row_bytes);
   const int64_t min_chunks = (16 + cvn - 1) / cvn;
   grain = imin(grain, imax(1, (rows + min_chunks - 1) / min_chunks));
   grain = imax(grain, (rows + 63) / 64);
-  if (by_rows) grain = imax(2, (rows + 63) / 64);
   const int64_t chunks = nchunks(rows, grain);
   // Interior columns: every kx inside x for j in [j_lo, j_hi) (ix = j*S - pl + kx).
   const int64_t S = p.stride_w;
@@ -184,27 +178,15 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool pre
   const int64_t NV = kTiles.dw_channel_pairs ? 2 : 1;
   const int64_t groups = (cvn + NV - 1) / NV;
   // Channels [c, c + NV*L) (or the lone last vector) of rows [r0, r1) into out.
-  auto run = [&](int64_t r0, int64_t r1, int64_t c, T* out, bool pf, bool add) {
+  auto run = [&](int64_t r0, int64_t r1, int64_t c, T* out, bool pf) {
     if (NV == 2 && c + 2 * L <= C) {
-      if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf, add);
-      else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf, add);
+      if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
+      else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
     } else {
-      if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf, add);
-      else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf, add);
+      if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
+      else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
     }
   };
-  if (by_rows) {
-    // Chunk k's partial = ((row r0's sums) + row r0+1's sums) + ..., per (tap, channel): the
-    // order depends on the shape only.
-    auto chunk = [&](int64_t k) {
-      const int64_t r0 = k * grain, r1 = imin(rows, r0 + grain);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t g = 0; g < groups; ++g) run(r, r + 1, g * NV * L, part + k * nw + g * NV * L, false, r > r0);
-    };
-    par(exec, rows, grain, [&](int64_t r0, int64_t) { chunk(r0 / grain); });
-    combine_partials<T, Arch>(exec, part, chunks, nw, dw);
-    return true;
-  }
   const int64_t items = chunks * groups;
   auto item = [&](int64_t i) {
     const int64_t k = i / groups, c = (i % groups) * NV * L;
@@ -219,7 +201,7 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool pre
       if (yb > ya) prefetch_lines<Arch>(x + (n1 * p.in_h + ya) * p.in_w * C, (yb - ya) * p.in_w * C * int64_t(sizeof(T)));
       prefetch_lines<Arch>(dy + r1 * p.out_w * C, p.out_w * C * int64_t(sizeof(T)));
     }
-    run(r0, r1, c, out, pf, false);
+    run(r0, r1, c, out, pf);
   };
   par(exec, items, (items + exec.threads - 1) / exec.threads, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) item(i);
@@ -263,9 +245,7 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvTuning&
   const int64_t nw = taps * OC;
   if (nw == 0) return;
   Arena scratch(exec);
-  if (dwf_chunked<T, Arch>(exec, scratch, p, tuning.depthwise_filter_prefetch, tuning.depthwise_filter_rows, x,
-                               dy, dw))
-    return;
+  if (dwf_chunked<T, Arch>(exec, scratch, p, tuning.depthwise_filter_prefetch, x, dy, dw)) return;
   const int64_t rows = p.batch * p.out_h;
   // At most 16 chunks of >= 2 rows: an even split for 2 threads at batch 1 (e.g. 28 rows:
   // 14 chunks of 2) and few partials to combine; fixed by the row count alone.

@@ -138,8 +138,7 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
 // odd pixels of a block sum into a1 (two dependency chains per tap), and the row's pixels
 // outside [j_lo, j_hi) (some kx outside x) and rows with some ky outside x go one pixel at
 // a time, testing each tap. out points at the chunk's partial + c; every (t, c) of a
-// chunk is written by one call; with `add` (the driver's row-major items) the sums are added
-// to out instead (out += the rows' sums).
+// chunk is written by one call.
 // strip: output columns per strip (the driver's dwf_strip; >= out_w: one strip). The rows
 // are swept once per column strip, so that a strip's three x row pieces stay in L1 from
 // one output row to the next; the sums then run strip by strip, rows ascending inside
@@ -153,8 +152,7 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
 // follow poorly from DRAM (measured: 0.6 -> 0.4-0.5 ms for 8x56x56x144 s2, 1 thread).
 template <class T, class Arch, int S, int NV>
 GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* dy, int64_t r0, int64_t r1,
-                                     int64_t c, int64_t j_lo, int64_t j_hi, int64_t strip, T* out, bool pf,
-                                     bool add = false) {
+                                     int64_t c, int64_t j_lo, int64_t j_hi, int64_t strip, T* out, bool pf) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
@@ -248,10 +246,7 @@ GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* d
 #pragma GCC unroll 2
   for (int v = 0; v < NV; ++v)
 #pragma GCC unroll 9
-    for (int t = 0; t < 9; ++t) {
-      const B sum = kSplit ? a0[v][t] + a1[v][t] : a0[v][t];
-      V::store(out + t * C + v * L, add ? V::load(out + t * C + v * L) + sum : sum);
-    }
+    for (int t = 0; t < 9; ++t) V::store(out + t * C + v * L, kSplit ? a0[v][t] + a1[v][t] : a0[v][t]);
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS
