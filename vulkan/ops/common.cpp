@@ -234,13 +234,13 @@ int64_t max_filter_splits(const Context& ctx, int64_t n_dw, int64_t elem_bytes) 
 }
 
 template <class T>
-Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, const T* x, const T* dy, T* dw,
-                           int64_t n_dw, const ConvPush& push, uint32_t gx, uint32_t gy, uint32_t gz) {
+Status run_split_reduction(Context& ctx, const Kernel& k, In a, In b, T* dw, int64_t n_dw, const ConvPush& push,
+                           uint32_t gx, uint32_t gy, uint32_t gz) {
   const int64_t splits = push.splits;
   Job job(ctx);
   int bx, bdy, bdw, bpartial;
-  GRADRT_RETURN_IF_ERROR(job.input(x, sizeof(T) * p.x_elements(), &bx));
-  GRADRT_RETURN_IF_ERROR(job.input(dy, sizeof(T) * p.y_elements(), &bdy));
+  GRADRT_RETURN_IF_ERROR(job.input(a.data, a.bytes, &bx));
+  GRADRT_RETURN_IF_ERROR(job.input(b.data, b.bytes, &bdy));
   GRADRT_RETURN_IF_ERROR(job.output(dw, sizeof(T) * n_dw, &bdw));
   // One split of float/double: the kernel writes dw directly. float16 dw: float partials, rounded
   // into dw by sum_partials (one split: a plain conversion).
@@ -252,13 +252,21 @@ Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, c
   return job.run();
 }
 
-template Status run_filter_gradient<float>(Context&, const Kernel&, const ConvParams&, const float*, const float*,
-                                           float*, int64_t, const ConvPush&, uint32_t, uint32_t, uint32_t);
-template Status run_filter_gradient<double>(Context&, const Kernel&, const ConvParams&, const double*, const double*,
-                                            double*, int64_t, const ConvPush&, uint32_t, uint32_t, uint32_t);
-template Status run_filter_gradient<uint16_t>(Context&, const Kernel&, const ConvParams&, const uint16_t*,
-                                              const uint16_t*, uint16_t*, int64_t, const ConvPush&, uint32_t, uint32_t,
-                                              uint32_t);
+template Status run_split_reduction<float>(Context&, const Kernel&, In, In, float*, int64_t, const ConvPush&, uint32_t,
+                                          uint32_t, uint32_t);
+template Status run_split_reduction<double>(Context&, const Kernel&, In, In, double*, int64_t, const ConvPush&,
+                                           uint32_t, uint32_t, uint32_t);
+template Status run_split_reduction<uint16_t>(Context&, const Kernel&, In, In, uint16_t*, int64_t, const ConvPush&,
+                                             uint32_t, uint32_t, uint32_t);
+
+Split gemm_k_split(const Context& ctx, const GemmTiles& t, int64_t tiles, int64_t K, int64_t min_steps,
+                   int64_t n_out, size_t bytes, int64_t groups) {
+  const int64_t bk = t.bk;
+  int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + min_steps * bk - 1) / (min_steps * bk));
+  wanted = std::min({wanted, max_filter_splits(ctx, n_out, static_cast<int64_t>(bytes)),
+                     int64_t{ctx.limits().maxComputeWorkGroupCount[2]} / groups});
+  return split_reduction(K, std::max<int64_t>(wanted, 1), bk);
+}
 
 Split split_reduction(int64_t k, int64_t wanted_splits, int64_t align) {
   if (k <= 0) return {1, align};

@@ -190,17 +190,33 @@ bool answered_on_host(T* out, int64_t n, bool empty_sum) {
   return n == 0 || empty_sum;
 }
 
+// How to split a reduction of length k into chunks: chunk is a multiple of `align`.
+struct Split {
+  int64_t splits, chunk;
+};
+Split split_reduction(int64_t k, int64_t wanted_splits, int64_t align);
+
 // The filter gradients (conv and depthwise) reduce over k = (n, oy, ox) in chunks, each chunk
 // writing its own partial dw. max_filter_splits: the most chunks the partial buffer allows for a
 // dw of n_dw elements of elem_bytes each (64 MiB of partials, maxStorageBufferRange, int32 indexing).
 int64_t max_filter_splits(const Context& ctx, int64_t n_dw, int64_t elem_bytes);
 // Records and runs one filter gradient: x and dy in, dw (n_dw elements) out. Kernel k (bindings
-// x, dy, partials) runs with `push` on gx x gy x gz groups and writes push.splits partial dw's
+// a, b, partials) runs with `push` on gx x gy x gz groups and writes push.splits partial dw's
 // (straight into dw when there is one and T is float/double); sum_partials.comp then adds them in
 // chunk order. T = uint16_t: float partials always, sum_partials' _f16 variant rounds them into dw.
+// Also the split Conv2DBackpropInput (a = w, b = dy, out = dx).
 template <class T>
-Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, const T* x, const T* dy, T* dw,
-                           int64_t n_dw, const ConvPush& push, uint32_t gx, uint32_t gy, uint32_t gz);
+Status run_split_reduction(Context& ctx, const Kernel& k, In a, In b, T* dw, int64_t n_dw, const ConvPush& push,
+                           uint32_t gx, uint32_t gy, uint32_t gz);
+// Workgroups of an M x N GEMM in tiles t, per group times groups.
+inline int64_t gemm_tile_count(const GemmTiles& t, int64_t M, int64_t N, int64_t groups) {
+  return ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * groups;
+}
+// The K split of such a GEMM (`tiles` workgroups): enough chunks for ~1024 workgroups, each at
+// least min_steps k-steps of t.bk; bounded by the partial buffer of n_out outputs (bytes each)
+// and the z group count (chunks x groups).
+Split gemm_k_split(const Context& ctx, const GemmTiles& t, int64_t tiles, int64_t K, int64_t min_steps,
+                   int64_t n_out, size_t bytes, int64_t groups);
 
 // The embedded SPIR-V of shaders/<stem>.comp for element type T: <stem>_spv (float32) or
 // <stem>_f64_spv (compiled with -DGRADRT_F64; Context::kernel refuses it without shaderFloat64).
@@ -219,11 +235,5 @@ Status run_filter_gradient(Context& ctx, const Kernel& k, const ConvParams& p, c
 #define GRADRT_VK_SHADER3(T, stem, bindings, Push)                                       \
   (std::is_same_v<T, uint16_t> ? GRADRT_VK_SHADER_F16(stem, bindings, Push)             \
                                : GRADRT_VK_SHADER(T, stem, bindings, Push))
-
-// How to split a reduction of length k into chunks: chunk is a multiple of `align`.
-struct Split {
-  int64_t splits, chunk;
-};
-Split split_reduction(int64_t k, int64_t wanted_splits, int64_t align);
 
 }  // namespace gradrt::vk

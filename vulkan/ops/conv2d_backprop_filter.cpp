@@ -26,23 +26,20 @@ Status conv2d_backprop_filter(Context& ctx, const ConvParams& p, const T* x, con
   // (Tiles by the compute type: the shared-memory tiles hold Compute<T>.)
   constexpr size_t bytes = sizeof(Compute<T>);
   const GemmTiles t = shader_set() >= 5 ? filter_gemm_tiles(ctx, M, N, bytes) : gemm_tiles(ctx, M, N, bytes);
-  const int64_t tiles = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
 
   // Enough splits to give ~1024 workgroups, each split at least 8 k-steps long (v5: 4, since its
   // fitted tiles are few: 144 x 24 is one tile, so at batch 8 (K = 25088) 8 k-steps would leave
   // 196 workgroups for 132 SMs; 4 gives 392, for 5.4 MB more of partial sums); bounded by the
   // partial buffer and the z group count.
   const int64_t min_steps = shader_set() >= 5 ? 4 : 8;
-  int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + min_steps * t.bk - 1) / (min_steps * t.bk));
-  wanted = std::min({wanted, max_filter_splits(ctx, n_dw, bytes),
-                     int64_t{ctx.limits().maxComputeWorkGroupCount[2]} / p.groups});
-  const Split split = split_reduction(K, std::max<int64_t>(wanted, 1), t.bk);
+  const Split split = gemm_k_split(ctx, t, gemm_tile_count(t, M, N, p.groups), K, min_steps, n_dw, bytes, p.groups);
   push.k_chunk = static_cast<int32_t>(split.chunk);
   push.splits = static_cast<int32_t>(split.splits);
 
   const Kernel* k = nullptr;
   GRADRT_RETURN_IF_ERROR(ctx.kernel(GRADRT_VK_SHADER3(T, conv2d_backprop_filter, 3, ConvPush), t.spec(), &k));
-  return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, group_count(ctx, N, t.bn, 0),
+  return run_split_reduction(ctx, *k, {x, sizeof(T) * p.x_elements()}, {dy, sizeof(T) * p.y_elements()}, dw, n_dw,
+                             push, group_count(ctx, N, t.bn, 0),
                              group_count(ctx, M, t.bm, 1), static_cast<uint32_t>(split.splits * p.groups));
 }
 

@@ -67,15 +67,20 @@ GemmTiles input_tiles(const Context& ctx, InputVariant v, int64_t M, int64_t N, 
   return padded(t);
 }
 
+// Where the phase shader runs: stride > 1, dilation 1, its classes x groups within the z count.
+bool phase_applies(const Context& ctx, const ConvParams& p) {
+  return (p.stride_h > 1 || p.stride_w > 1) && p.dilation_h == 1 && p.dilation_w == 1 &&
+         p.stride_h * p.stride_w * p.groups <= int64_t{ctx.limits().maxComputeWorkGroupCount[2]};
+}
+
 // GRADRT_VULKAN_INPUT's variant, or for auto the rule above.
 template <class T>
 InputVariant resolve_input_variant(const Context& ctx, const ConvParams& p, int64_t M, int64_t N, int64_t K,
                                    size_t bytes) {
   const InputVariant v = input_variant();
   if (v != InputVariant::automatic) return v;
-  if ((p.stride_h > 1 || p.stride_w > 1) && p.dilation_h == 1 && p.dilation_w == 1) return InputVariant::phase;
-  const GemmTiles t = gemm_tiles(ctx, M, N, bytes);
-  const int64_t workgroups = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
+  if (phase_applies(ctx, p)) return InputVariant::phase;
+  const int64_t workgroups = gemm_tile_count(gemm_tiles(ctx, M, N, bytes), M, N, p.groups);
   if (!std::is_same_v<T, uint16_t> && workgroups < 256 && K >= 1024) return InputVariant::split;
   if (M >= 65536 && N > 16 && N <= 64) return InputVariant::blocked;
   return InputVariant::pad;
@@ -96,8 +101,7 @@ Status conv2d_backprop_input(Context& ctx, const ConvParams& p, const T* w, cons
   const ShaderCode code = GRADRT_VK_SHADER3(T, conv2d_backprop_input, 3, ConvPush);
   const uint32_t gx = group_count(ctx, N, t.bn, 0), gy = group_count(ctx, M, t.bm, 1);
 
-  if (v == InputVariant::phase && (p.stride_h > 1 || p.stride_w > 1) && p.dilation_h == 1 && p.dilation_w == 1 &&
-      p.stride_h * p.stride_w * p.groups <= int64_t{ctx.limits().maxComputeWorkGroupCount[2]}) {
+  if (v == InputVariant::phase && phase_applies(ctx, p)) {
     // rows of the largest class: ceil(in / stride) per side
     const int64_t rows = p.batch * ((p.in_h + p.stride_h - 1) / p.stride_h) * ((p.in_w + p.stride_w - 1) / p.stride_w);
     const GemmTiles tp = input_tiles(ctx, InputVariant::pad, rows, N, bytes);
@@ -106,37 +110,22 @@ Status conv2d_backprop_input(Context& ctx, const ConvParams& p, const T* w, cons
                              {dx, sizeof(T) * n_dx}, group_count(ctx, N, tp.bn, 0), group_count(ctx, rows, tp.bm, 1),
                              static_cast<uint32_t>(p.stride_h * p.stride_w * p.groups));
   }
-  Split split{1, K};
-  if (v == InputVariant::split && !std::is_same_v<T, uint16_t>) {
-    // As the filter gradient: ~1024 workgroups, each chunk >= 8 k-steps; bounded by the partial
-    // buffer (max_filter_splits: 64 MiB, int32 indices) and the z group count.
-    const int64_t tiles = ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) * p.groups;
-    int64_t wanted = std::min((1024 + tiles - 1) / tiles, (K + 8 * t.bk - 1) / (8 * t.bk));
-    wanted = std::min({wanted, max_filter_splits(ctx, n_dx, bytes),
-                       int64_t{ctx.limits().maxComputeWorkGroupCount[2]} / p.groups});
-    split = split_reduction(K, std::max<int64_t>(wanted, 1), t.bk);
-  }
+  // split: as the filter gradient, chunks of >= 8 k-steps (float16 keeps one chunk).
+  const Split split = v == InputVariant::split && !std::is_same_v<T, uint16_t>
+                          ? gemm_k_split(ctx, t, gemm_tile_count(t, M, N, p.groups), K, 8, n_dx, bytes, p.groups)
+                          : Split{1, K};
   if (split.splits <= 1)
     return run_conv_dispatch(ctx, "conv2d_backprop_input", code, t.spec(), p, {w, sizeof(T) * p.w_elements()},
                              {dy, sizeof(T) * p.y_elements()}, {dx, sizeof(T) * n_dx}, gx, gy,
                              static_cast<uint32_t>(p.groups));
-
   ConvPush push;
   GRADRT_RETURN_IF_ERROR(make_conv_push("conv2d_backprop_input", p, &push));
   push.k_chunk = static_cast<int32_t>(split.chunk);
   push.splits = static_cast<int32_t>(split.splits);
   const Kernel* k = nullptr;
   GRADRT_RETURN_IF_ERROR(ctx.kernel(code, t.spec(), &k));
-  Job job(ctx);
-  int bw, bdy, bdx, bpartial;
-  GRADRT_RETURN_IF_ERROR(job.input(w, sizeof(T) * p.w_elements(), &bw));
-  GRADRT_RETURN_IF_ERROR(job.input(dy, sizeof(T) * p.y_elements(), &bdy));
-  GRADRT_RETURN_IF_ERROR(job.output(dx, sizeof(T) * n_dx, &bdx));
-  GRADRT_RETURN_IF_ERROR(job.scratch(sizeof(T) * n_dx * split.splits, &bpartial));
-  GRADRT_RETURN_IF_ERROR(job.dispatch(*k, {bw, bdy, bpartial}, push, gx, gy,
-                                      static_cast<uint32_t>(split.splits * p.groups)));
-  GRADRT_RETURN_IF_ERROR(sum_partials<T>(ctx, job, bpartial, bdx, n_dx, split.splits, 1.0f));
-  return job.run();
+  return run_split_reduction(ctx, *k, {w, sizeof(T) * p.w_elements()}, {dy, sizeof(T) * p.y_elements()}, dx, n_dx,
+                             push, gx, gy, static_cast<uint32_t>(split.splits * p.groups));
 }
 
 template Status conv2d_backprop_input<float>(Context&, const ConvParams&, const float*, const float*, float*);

@@ -51,7 +51,8 @@ Status depthwise_conv2d_native_backprop_filter(Context& ctx, const ConvParams& p
            : shader_set() >= 5 ? GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter_v5, 3, ConvPush)
                                : GRADRT_VK_SHADER(T, depthwise_conv2d_native_backprop_filter_v4, 3, ConvPush);
   GRADRT_RETURN_IF_ERROR(ctx.kernel(code, l.spec(), &k));
-  return run_filter_gradient(ctx, *k, p, x, dy, dw, n_dw, push, gx, group_count(ctx, split.splits, 1, 1), gz);
+  return run_split_reduction(ctx, *k, {x, sizeof(T) * p.x_elements()}, {dy, sizeof(T) * p.y_elements()}, dw, n_dw,
+                             push, gx, group_count(ctx, split.splits, 1, 1), gz);
 }
 
 template Status depthwise_conv2d_native_backprop_filter<float>(Context&, const ConvParams&, const float*, const float*, float*);
