@@ -56,13 +56,15 @@ double median(std::vector<double> v) {
 // --only input: Conv2DBackpropInput's variants, interleaved, on the step's shapes.
 struct InputSweep {
   int rounds = 3, repeat = 5, batch_div = 1;
-  std::string variants = "base,pad,fit,large,big,split,blocked,bigblocked,phase,auto", json;
+  std::string variants, json;  // variants: "" = every one (kInputVariants)
 };
 
 int input_sweep(gradrt::vk::Context& ctx, const InputSweep& o) {
   using gradrt::vk::InputVariant;
+  const InputVariant saved = gradrt::vk::input_variant();
   std::vector<InputVariant> vars;
-  for (size_t b = 0; b <= o.variants.size();) {
+  if (o.variants.empty()) vars.assign(std::begin(gradrt::vk::kInputVariants), std::end(gradrt::vk::kInputVariants));
+  for (size_t b = 0; !o.variants.empty() && b <= o.variants.size();) {
     const size_t e = std::min(o.variants.find(',', b), o.variants.size());
     InputVariant v;
     const std::string name = o.variants.substr(b, e - b);
@@ -122,7 +124,7 @@ int input_sweep(gradrt::vk::Context& ctx, const InputSweep& o) {
           }
         }
       }
-  gradrt::vk::set_input_variant(InputVariant::base);
+  gradrt::vk::set_input_variant(saved);
 
   std::printf("Conv2DBackpropInput variants (GRADRT_VULKAN_INPUT=...): GPU ms, median of %d rounds x %d calls\n",
               o.rounds, o.repeat);
