@@ -86,21 +86,6 @@ def small_c_kernels(batch):
                     {"input": (x, "<f4", None), "filter_sizes": ([4], "<i4", w), "out_backprop": (dy, "<f4", None)},
                     {"strides": [1, s, s, 1], "padding": "SAME"}))
     return out
-def keras_filter_kernels(batch):
-    """The Keras step's filter gradients (gradrt_bench's group "keras_filter": small_cnn's and
-    resnet's layers, the first layers on RGB input included) at `batch` (the models': 32)."""
-    out = []
-    for f, hw, ci, co, s in [(7, 64, 3, 32, 2), (3, 32, 3, 32, 1), (3, 32, 32, 64, 2), (3, 16, 32, 32, 1),
-                             (3, 16, 32, 64, 2), (3, 8, 64, 64, 1), (1, 32, 32, 32, 1), (1, 16, 32, 64, 2),
-                             (1, 16, 64, 64, 1)]:
-        o = (hw + s - 1) // s
-        x, w, dy = [batch, hw, hw, ci], [f, f, ci, co], [batch, o, o, co]
-        out.append(("keras_filter", "Conv2DBackpropFilter", "%dx%d %dx%dx%d->%d s%d" % (f, f, hw, hw, ci, co, s),
-                    {"input": (x, "<f4", None), "filter_sizes": ([4], "<i4", w), "out_backprop": (dy, "<f4", None)},
-                    {"strides": [1, s, s, 1], "padding": "SAME"}))
-    return out
-
-
 def onebyone_kernels(batch):
     """1x1 conv gradient rows (issue 21 items 2-3): small channel counts of the Keras models'
     1x1 layers (NHWC filter gradient), and NCHW 1x1 gradients (per-image GEMMs, no transposes)."""
@@ -156,7 +141,7 @@ def main():
                          "jobs wall time moves 2-5x while CPU time moves by a few percent")
     a = ap.parse_args()
     extra = lambda batch: (other_kernels(batch) if a.all_kernels else []) + (onebyone_kernels(batch) if a.one_by_one else [])
-    case_list = small_c_kernels if a.small_c else cm.keras_cases if a.keras else keras_filter_kernels if a.keras_filter else (lambda batch: cm.cases(batch) + extra(batch))
+    case_list = small_c_kernels if a.small_c else cm.keras_cases if a.keras else cm.keras_filter_cases if a.keras_filter else (lambda batch: cm.cases(batch) + extra(batch))
     workdir = tempfile.mkdtemp(prefix="gradrt-ab-")
     selected = [("%s %s b%d t%d" % (op, label, b, t), args)
                 for t, _, op, label, b, args in cm.cli_rows([int(t) for t in a.threads.split(",")],

@@ -76,16 +76,36 @@ KERAS_INPUT_SHAPES = [(3, 32, 32, 64, 2), (3, 16, 32, 32, 1), (3, 16, 64, 128, 2
                       (1, 16, 24, 144, 1), (1, 16, 64, 64, 1)]
 
 
-def keras_cases(batch):
-    """cases()' format: the Conv2DBackpropInput rows of KERAS_INPUT_SHAPES."""
+# The Keras step's filter gradients (gradrt_bench's group "keras_filter": small_cnn's and resnet's
+# layers, the first layers on RGB input included), (filter, side, in, out, stride) as above.
+KERAS_FILTER_SHAPES = [(7, 64, 3, 32, 2), (3, 32, 3, 32, 1), (3, 32, 32, 64, 2), (3, 16, 32, 32, 1),
+                       (3, 16, 32, 64, 2), (3, 8, 64, 64, 1), (1, 32, 32, 32, 1), (1, 16, 32, 64, 2),
+                       (1, 16, 64, 64, 1)]
+
+
+def _keras_rows(group, op, shapes, batch):
+    """cases()' format: `op` (a conv gradient) on each SAME-padded shape at `batch`."""
     out = []
-    for f, hw, ci, co, s in KERAS_INPUT_SHAPES:
+    for f, hw, ci, co, s in shapes:
         o = (hw + s - 1) // s
         x, w, dy = [batch, hw, hw, ci], [f, f, ci, co], [batch, o, o, co]
-        out.append(("keras", "Conv2DBackpropInput", "%dx%d %dx%dx%d->%d s%d" % (f, f, hw, hw, ci, co, s),
-                    {"input_sizes": ([4], "<i4", x), "filter": (w, "<f4", None), "out_backprop": (dy, "<f4", None)},
+        if op == "Conv2DBackpropInput":
+            inputs = {"input_sizes": ([4], "<i4", x), "filter": (w, "<f4", None), "out_backprop": (dy, "<f4", None)}
+        else:
+            inputs = {"input": (x, "<f4", None), "filter_sizes": ([4], "<i4", w), "out_backprop": (dy, "<f4", None)}
+        out.append((group, op, "%dx%d %dx%dx%d->%d s%d" % (f, f, hw, hw, ci, co, s), inputs,
                     {"strides": [1, s, s, 1], "padding": "SAME"}))
     return out
+
+
+def keras_cases(batch):
+    """The Conv2DBackpropInput rows of KERAS_INPUT_SHAPES."""
+    return _keras_rows("keras", "Conv2DBackpropInput", KERAS_INPUT_SHAPES, batch)
+
+
+def keras_filter_cases(batch):
+    """The Conv2DBackpropFilter rows of KERAS_FILTER_SHAPES (use batch 32, the models')."""
+    return _keras_rows("keras_filter", "Conv2DBackpropFilter", KERAS_FILTER_SHAPES, batch)
 
 
 def cli_rows(threads, batches, workdir, case_list=cases):
