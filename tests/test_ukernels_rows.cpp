@@ -1,6 +1,7 @@
 // A tester per non-GEMM cpu micro-kernel (simd/kernels/table.h RowUkernels: relu, pooling,
-// fractional pooling, batch norm, the depthwise gather row, the stride-2 input-gradient row and the
-// few-input-channel filter gradient's tiles),
+// fractional pooling, batch norm, the depthwise gather row, the stride-2 input-gradient row, the
+// few-input-channel filter gradient's tiles; and, from ukernels_dwf.cpp at float and double, the
+// depthwise filter gradient's kernels and the non-temporal batch-norm dx pass),
 // called directly at every ISA unit built here and runnable on this CPU, over edge sizes (channel
 // counts 1 .. 2 vector widths + 1, widths 1-3, odd strides, edges) against core's reference
 // kernels or a plain loop written here. Outputs get a sentinel past their end (and between the
@@ -19,54 +20,19 @@
 #include "reference/reference.h"
 #include "simd/cpu_isa.h"
 #include "simd/kernels/table.h"
+#include "ukernel_rows.h"
 
 namespace {
 
 namespace simd = gradrt::simd;
 using gradrt::FracPoolParams;
 using gradrt::PoolParams;
-using Rows = simd::RowUkernels;
+using namespace ukrows;
 using Vec = std::vector<float>;
-constexpr float kSentinel = -12345.0f;
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// Counts a tester's mismatches; the first one's description goes into the failure message.
-struct Report {
-  int bad = 0;
-  std::string first;
-  void expect(bool ok, const std::string& at) {
-    if (!ok && bad++ == 0) first = at;
-  }
-  // A float sum against its double value: within 1e-5 of the sum of |terms| (FMA or not).
-  void near(float got, double want, double mag, const std::string& at) {
-    expect(std::fabs(double(got) - want) <= 1e-5 * mag + 1e-30 || (std::isnan(got) && std::isnan(want)), at + ": got " + std::to_string(got) + ", want " +
-                                                                      std::to_string(want));
-  }
-  // Bit-exact (NaN matches any NaN).
-  void same(float got, float want, const std::string& at) {
-    expect(std::memcmp(&got, &want, 4) == 0 || (std::isnan(got) && std::isnan(want)),
-           at + ": got " + std::to_string(got) + ", want " + std::to_string(want));
-  }
-  // Elements [n, size) of out still hold the sentinel.
-  void untouched(const Vec& out, size_t n, const std::string& at) {
-    for (size_t i = n; i < out.size(); ++i) expect(out[i] == kSentinel, at + ": wrote past the end at " + std::to_string(i));
-  }
-};
-
-std::string at(const char* what, std::initializer_list<int64_t> v) {
-  std::string s = what;
-  for (int64_t e : v) s += " " + std::to_string(e);
-  return s;
-}
-
-// Channel counts 1 .. 2L + 1: the scalar tail alone, one vector, one vector + tail, two, ...
-std::vector<int64_t> channel_counts(const Rows& u) {
-  std::vector<int64_t> c;
-  for (int64_t i = 1; i <= 2 * u.lanes + 1; ++i) c.push_back(i);
-  return c;
-}
-
-Vec with_sentinel(size_t n) { return Vec(n + 1, kSentinel); }
+std::vector<int64_t> channel_counts(const Rows& u) { return ukrows::channel_counts(u.lanes); }
+Vec with_sentinel(size_t n) { return ukrows::with_sentinel<float>(n); }
 
 // ---- relu, relu_grad: exact, NaN kept, -0 -> +0, Relu6's clamp.
 void relu(const Rows& u, std::mt19937& rng, Report& r) {
@@ -461,13 +427,18 @@ void few_c_stack(const Rows& u, std::mt19937& rng, Report& r) {
     }
 }
 
-struct Tester {
-  const char* name;
-  void (*run)(const Rows&, std::mt19937&, Report&);
-};
-const Tester kTesters[] = {{"relu", relu},           {"pooling", pooling}, {"fractional_pooling", fractional_pooling},
-                           {"batch_norm", batch_norm}, {"dw_row", dw_row}, {"dwx2_row", dwx2_row},
-                           {"few_c", few_c}, {"few_c_stack", few_c_stack}};
+const Tester kTesters[] = {{"relu", relu},
+                           {"pooling", pooling},
+                           {"fractional_pooling", fractional_pooling},
+                           {"batch_norm", batch_norm},
+                           {"dw_row", dw_row},
+                           {"dwx2_row", dwx2_row},
+                           {"few_c", few_c},
+                           {"few_c_stack", few_c_stack},
+                           {"dwf_interior", ukrows::dwf_interior},
+                           {"dwf_block", ukrows::dwf_block},
+                           {"dwf_chunk3", ukrows::dwf_chunk3},
+                           {"bn_grad_dx_stream", ukrows::bn_grad_dx_stream}};
 
 }  // namespace
 
@@ -486,4 +457,12 @@ TEST_CASE("cpu: non-GEMM micro-kernels of every ISA unit against the reference o
     }
   }
   CHECK(units >= 1);
+  // The typed testers skip null slots: the best unit here must have filled them (x86-64 or
+  // aarch64: every depthwise filter kernel; the NT dx pass on x86-64).
+  const simd::TypedRowUkernels<float>& best = simd::kernel_table(simd::best_isa())->rows.f32;
+  CHECK((best.dwf_interior[9] && best.dwf_block[1][2][1] && best.dwf_chunk3[1][0]));
+  CHECK(bool(simd::kernel_table(simd::best_isa())->rows.f64.dwf_chunk3[0][0]));
+#if defined(__x86_64__)
+  CHECK(bool(best.bn_grad_dx_stream));
+#endif
 }

@@ -33,6 +33,27 @@ struct GemmUkernel {
                int64_t mr, int64_t nr, bool accumulate) = nullptr;
 };
 
+// The depthwise filter gradient's micro-kernels (ukernels/depthwise_filter.h) and FusedBatchNormGrad's
+// non-temporal dx pass (ukernels/batch_norm.h) at one T (the drivers run them at float and double), as
+// their drivers call them, for their testers (tests/test_ukernels_rows.cpp). Null: the unit never runs
+// that kernel (dwf_block and dwf_chunk3 under WebAssembly, NV = 2 without dw_channel_pairs, the NT pass
+// where bn_can_stream is false).
+template <class T>
+struct TypedRowUkernels {
+  int lanes = 1;  // T per vector
+  // dwf_interior<NT> for NT = 1, 2, 3, 4, 6, 9 (the driver's switch): [NT], null for the other NT.
+  int64_t (*dwf_interior[10])(int64_t j0, int64_t j1, const T* dyrow, const T* const* src, const int64_t* off,
+                              T* const* accp, int64_t step, int64_t C) = {};
+  // dwf_block<R, K, S> over one grouped row, GroupedRow's fields as arguments: [S - 1][R - 1][K - 2].
+  void (*dwf_block[2][3][2])(const T* const* row, const int64_t* o, int64_t nj, int64_t j_lo, int64_t j_hi,
+                             int64_t src_w, int64_t C, const T* dy, T* const* acc, int64_t cv) = {};
+  // dwf_chunk3<S, NV>: [S - 1][NV - 1].
+  void (*dwf_chunk3[2][2])(const ConvParams& p, const T* x, const T* dy, int64_t r0, int64_t r1, int64_t c,
+                           int64_t j_lo, int64_t j_hi, int64_t strip, T* out, bool pf) = {};
+  void (*bn_grad_dx_stream)(int64_t r0, int64_t r1, int64_t C, const T* dy, const T* x, const T* mean, const T* k1,
+                            const T* k2, const T* k3, T* dx) = nullptr;
+};
+
 // The unit's other float micro-kernels (simd/ukernels/, filled by kernels/ukernel_table.h), as
 // their drivers call them, for their testers (tests/test_ukernels_rows.cpp). A null entry: the unit
 // does not use that kernel (dwx2_row under WebAssembly).
@@ -74,6 +95,9 @@ struct RowUkernels {
   void (*few_c_stack)(int ky, int nrv, int64_t j, int64_t nrows, int64_t ncols, const float* a, int64_t ars,
                       int64_t acs, int64_t kys, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) = nullptr;
   int few_c_stack_rows[4][3] = {};
+  // The depthwise filter gradient and the NT batch-norm dx pass, float and double.
+  TypedRowUkernels<float> f32;
+  TypedRowUkernels<double> f64;
 };
 
 // The 1x1 input gradient's streaming micro-kernel (ukernels/conv1x1_stream.h) with CV = 1..4
