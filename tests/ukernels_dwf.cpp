@@ -30,6 +30,45 @@ const Typed<T>& typed(const Rows& u) {
 
 std::string type_name(int bytes) { return bytes == 4 ? "float " : "double "; }
 
+// nt accumulator rows of C channels that start from random values (the kernels add to them),
+// a sentinel after each.
+template <class T>
+struct AccRows {
+  std::vector<std::vector<T>> acc, init;
+  std::vector<T*> ptr;
+  AccRows(std::mt19937& rng, int64_t nt, int64_t C) {
+    for (int64_t t = 0; t < nt; ++t) {
+      init.push_back(test::random_vec<T>(rng, C));
+      acc.push_back(init.back());
+      acc.back().push_back(kSentinelT<T>);
+    }
+    for (auto& a : acc) ptr.push_back(a.data());
+  }
+  // Row t after the call: channels c < cv hold init + sum over j in [j0, j1) of dy[j*C + c] *
+  // px(j)[c] (px: tap t's source pixel for output pixel j, nullptr outside the row); the
+  // others are unchanged, the sentinel too.
+  template <class Px>
+  void check(Report& r, int64_t t, int64_t cv, int64_t j0, int64_t j1, const std::vector<T>& dy, Px px,
+             const std::string& shape) const {
+    const int64_t C = int64_t(init[size_t(t)].size());
+    for (int64_t c = 0; c < C; ++c) {
+      const T got = acc[size_t(t)][size_t(c)], was = init[size_t(t)][size_t(c)];
+      if (c >= cv) {
+        r.same(got, was, shape + ": changed a tail channel");
+        continue;
+      }
+      double want = was, mag = std::fabs(want);
+      for (int64_t j = j0; j < j1; ++j)
+        if (const T* x = px(j)) {
+          const double term = double(dy[size_t(j * C + c)]) * x[c];
+          want += term, mag += std::fabs(term);
+        }
+      r.near(got, want, mag, shape);
+    }
+    r.untouched(acc[size_t(t)], size_t(C), shape);
+  }
+};
+
 // NT taps in R rows of K (ky-major, as the driver builds them): tap t reads row t / K at pixel
 // j*step + (t % K)*dil - pad; acc rows start from random values (the kernel adds to them). The
 // kernel runs j in [j0, j0 + nj), j0 the first pixel with every tap inside, over the vector
@@ -52,36 +91,16 @@ void dwf_interior_t(const Typed<T>& u, std::mt19937& rng, Report& r) {
               std::vector<std::vector<T>> rows(static_cast<size_t>(R));
               for (auto& row : rows) row = test::random_vec<T>(rng, src_w * C);
               const std::vector<T> dy = test::random_vec<T>(rng, (j0 + nj) * C + 1);
-              std::vector<std::vector<T>> acc(static_cast<size_t>(nt)), init(static_cast<size_t>(nt));
+              AccRows<T> acc(rng, nt, C);
               std::vector<const T*> src(static_cast<size_t>(nt));
-              std::vector<T*> accp(static_cast<size_t>(nt));
-              for (int t = 0; t < nt; ++t) {
-                init[size_t(t)] = test::random_vec<T>(rng, C);
-                acc[size_t(t)] = init[size_t(t)];
-                acc[size_t(t)].push_back(kSentinelT<T>);
-                src[size_t(t)] = rows[size_t(t / K)].data();
-                accp[size_t(t)] = acc[size_t(t)].data();
-              }
-              const int64_t cv = fn(j0, j0 + nj, dy.data(), src.data(), off.data(), accp.data(), step, C);
+              for (int t = 0; t < nt; ++t) src[size_t(t)] = rows[size_t(t / K)].data();
+              const int64_t cv = fn(j0, j0 + nj, dy.data(), src.data(), off.data(), acc.ptr.data(), step, C);
               const std::string shape =
                   type_name(sizeof(T)) + at("dwf_interior NT step dil pad nj C", {nt, step, dil, pad, nj, C});
               r.expect(cv == C / u.lanes * u.lanes, shape + ": returned " + std::to_string(cv));
-              for (int t = 0; t < nt; ++t) {
-                for (int64_t c = 0; c < C; ++c) {
-                  const T got = acc[size_t(t)][size_t(c)], was = init[size_t(t)][size_t(c)];
-                  if (c >= cv) {
-                    r.same(got, was, shape + ": changed a tail channel");
-                    continue;
-                  }
-                  double want = was, mag = std::fabs(want);
-                  for (int64_t j = j0; j < j0 + nj; ++j) {
-                    const double term = double(dy[size_t(j * C + c)]) * src[size_t(t)][(j * step + off[size_t(t)]) * C + c];
-                    want += term, mag += std::fabs(term);
-                  }
-                  r.near(got, want, mag, shape);
-                }
-                r.untouched(acc[size_t(t)], size_t(C), shape);
-              }
+              for (int t = 0; t < nt; ++t)
+                acc.check(r, t, cv, j0, j0 + nj, dy, [&](int64_t j) { return src[size_t(t)] + (j * step + off[size_t(t)]) * C; },
+                          shape);
             }
   }
 }
@@ -118,35 +137,16 @@ void dwf_block_t(const Typed<T>& u, std::mt19937& rng, Report& r) {
                   rowp[size_t(g)] = rows[size_t(g)].data();
                 }
                 const std::vector<T> dy = test::random_vec<T>(rng, nj * C);
-                std::vector<std::vector<T>> acc(static_cast<size_t>(nt)), init(static_cast<size_t>(nt));
-                std::vector<T*> accp(static_cast<size_t>(nt));
-                for (int64_t t = 0; t < nt; ++t) {
-                  init[size_t(t)] = test::random_vec<T>(rng, C);
-                  acc[size_t(t)] = init[size_t(t)];
-                  acc[size_t(t)].push_back(kSentinelT<T>);
-                  accp[size_t(t)] = acc[size_t(t)].data();
-                }
-                fn(rowp.data(), o, nj, j_lo, j_hi, src_w, C, dy.data(), accp.data(), cv);
+                AccRows<T> acc(rng, nt, C);
+                fn(rowp.data(), o, nj, j_lo, j_hi, src_w, C, dy.data(), acc.ptr.data(), cv);
                 const std::string shape = type_name(sizeof(T)) + at("dwf_block S R K o nj src_w C",
                                                                     {S, R, K, o[0], o[1], o[2], nj, src_w, C});
                 for (int64_t t = 0; t < nt; ++t) {
                   const int64_t g = t / K, k = t % K;
-                  for (int64_t c = 0; c < C; ++c) {
-                    const T got = acc[size_t(t)][size_t(c)], was = init[size_t(t)][size_t(c)];
-                    if (c >= cv) {
-                      r.same(got, was, shape + ": changed a tail channel");
-                      continue;
-                    }
-                    double want = was, mag = std::fabs(want);
-                    for (int64_t j = 0; j < nj; ++j) {
-                      const int64_t q = j * S + o[g] + k;
-                      if (q < 0 || q >= src_w) continue;
-                      const double term = double(dy[size_t(j * C + c)]) * rows[size_t(g)][size_t(q * C + c)];
-                      want += term, mag += std::fabs(term);
-                    }
-                    r.near(got, want, mag, shape);
-                  }
-                  r.untouched(acc[size_t(t)], size_t(C), shape);
+                  acc.check(r, t, cv, 0, nj, dy, [&](int64_t j) -> const T* {
+                    const int64_t q = j * S + o[g] + k;
+                    return q < 0 || q >= src_w ? nullptr : rowp[size_t(g)] + q * C;
+                  }, shape);
                 }
               }
       }
