@@ -86,6 +86,9 @@ Microarch microarch_of(const CpuIdent& id) {
     // Sapphire Rapids 0x8f, Emerald Rapids 0xcf, Granite Rapids 0xad / 0xae.
     if (id.model == 0x8f || id.model == 0xcf || id.model == 0xad || id.model == 0xae)
       return Microarch::sapphire_rapids;
+    // Skylake-SP, Cascade Lake and Cooper Lake share the model number (the stepping tells them apart;
+    // the cores, caches and FMA units are the same).
+    if (id.model == 0x55) return Microarch::skylake_server;
   }
   return Microarch::unknown;
 }
@@ -95,6 +98,7 @@ const char* microarch_name(Microarch m) {
     case Microarch::zen4: return "zen4";
     case Microarch::zen5: return "zen5";
     case Microarch::sapphire_rapids: return "sapphire_rapids";
+    case Microarch::skylake_server: return "skylake_server";
     case Microarch::unknown: break;
   }
   return "unknown";

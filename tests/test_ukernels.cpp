@@ -329,7 +329,11 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::microarch_of({"AuthenticAMD", 0x19, 0x11}) == simd::Microarch::zen4);
   CHECK(simd::microarch_of({"AuthenticAMD", 0x19, 0x01}) == simd::Microarch::unknown);  // Zen 3
   CHECK(simd::microarch_of({"GenuineIntel", 6, 0xcf}) == simd::Microarch::sapphire_rapids);
-  CHECK(simd::microarch_of({"", 0, 0}) == simd::Microarch::unknown);
+  CHECK(simd::microarch_of({"GenuineIntel", 6, 0x55}) == simd::Microarch::skylake_server);  // Cascade Lake
+  CHECK(simd::microarch_of({"GenuineIntel", 6, 0x6a}) == simd::Microarch::unknown);  // Ice Lake-SP: not this row
+  CHECK(simd::microarch_of({"AuthenticAMD", 6, 0x55}) == simd::Microarch::unknown);
+  CHECK(std::string(simd::microarch_name(simd::Microarch::skylake_server)) == "skylake_server");
+  CHECK(std::string(simd::microarch_name(simd::Microarch::sapphire_rapids)) == "sapphire_rapids");
   simd::ConvTuning s = t;
   CHECK(simd::apply_tiles_override(Isa::avx512, "input=6x4,filter=12x2,filter_k=128/64", &s));
   CHECK(s.backprop_input == simd::GemmTile{6, 4});
