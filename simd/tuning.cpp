@@ -146,6 +146,14 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // 0.84x the time at batch 1 (56x56x256), 1 thread; 256 KiB the same (cli_ab, session 13).
     t.bn_grad_stream_bytes = int64_t{1} << 20;
   }
+  if (m == Microarch::skylake_server && isa == Isa::avx512) {
+    // Cascade Lake (bench/results_xeon_clx.txt, session 15; paired CPU time, host loaded): 6x4
+    // took 0.78-0.94x the time of 12x2 on the input gradients and 0.73-0.91x on the filter
+    // gradients of every gradrt_bench conv row, 1 thread, batch 1 and 8. The avx2 unit took
+    // 1.24-2.0x the avx512 time on those rows (the AVX-512 clock licence costs less than the
+    // width gives).
+    t.backprop_input = t.backprop_filter = GemmTile{6, 4};
+  }
   return t;
 }
 
