@@ -341,11 +341,11 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(s.filter_k_narrow == 128);
   CHECK(s.filter_k_wide == 64);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).input_prefetch_dy == false);
-  {  // Cascade Lake's row: the 6x4 tile for both gradients; the forward conv keeps the default.
+  {  // Cascade Lake's row: the 6x4 tile for the three GEMM drivers.
     const simd::ConvTuning c = simd::conv_tuning(Isa::avx512, simd::Microarch::skylake_server);
     CHECK(c.backprop_input == simd::GemmTile{6, 4});
     CHECK(c.backprop_filter == simd::GemmTile{6, 4});
-    CHECK(c.conv2d == simd::GemmTile{12, 2});
+    CHECK(c.conv2d == simd::GemmTile{6, 4});
     CHECK(simd::tiles_built(Isa::avx512, c));
   }
   // A 0|1 key: =0 clears its flag, =1 sets it, `bad` is refused.
