@@ -154,6 +154,16 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // width gives). The forward Conv2D (3x3 56x56x64->64) with 6x4: 0.87-0.94x the time, 1 and 2
     // threads, batch 1 and 8.
     t.conv2d = t.backprop_input = t.backprop_filter = GemmTile{6, 4};
+    // With 6x4, the filter gradient's wide K chunk (over 128 padded output channels) of 128
+    // pixels: 1x1 28x28x256->512 0.90-0.96x the time of 256 (1 and 2 threads, batch 1 and 8;
+    // one batch-1 round 1.03). The narrow chunk stays 512 (1024: 0.99-1.45x on the 3x3 rows).
+    t.filter_k_wide = 128;
+    // Measured and left at the defaults (ties or losses): the input gradient's dy prefetch
+    // (input_pf=0: 0.88-1.09x, median 0.975, inside the rows' noise), the depthwise filter
+    // prefetch (dwf_pf=0: 0.95x s1, 1.32x s2 at batch 8), FusedBatchNormGrad's reversed dx pass
+    // and NT from 1 MiB (0.90-1.08x, 0.94-1.10x: this L2 is 1 MiB), filter K slices, the 1x1
+    // streaming input gradient, padded-dy row tiles and the few-c filter path (each off lost:
+    // 1.15-1.45x, 1.4-5.8x, 1.01-1.06x, 6-8x).
   }
   return t;
 }

@@ -346,6 +346,10 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
     CHECK(c.backprop_input == simd::GemmTile{6, 4});
     CHECK(c.backprop_filter == simd::GemmTile{6, 4});
     CHECK(c.conv2d == simd::GemmTile{6, 4});
+    CHECK(c.filter_k_narrow == 512);
+    CHECK(c.filter_k_wide == 128);
+    CHECK(c.input_prefetch_dy);
+    CHECK(c.depthwise_filter_prefetch);
     CHECK(simd::tiles_built(Isa::avx512, c));
   }
   // A 0|1 key: =0 clears its flag, =1 sets it, `bad` is refused.
