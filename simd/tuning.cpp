@@ -158,8 +158,11 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // pixels: 1x1 28x28x256->512 0.90-0.96x the time of 256 (1 and 2 threads, batch 1 and 8;
     // one batch-1 round 1.03). The narrow chunk stays 512 (1024: 0.99-1.45x on the 3x3 rows).
     t.filter_k_wide = 128;
-    // Measured and left at the defaults (ties or losses): the input gradient's dy prefetch
-    // (input_pf=0: 0.88-1.09x, median 0.975, inside the rows' noise), the depthwise filter
+    // Without the input gradient's dy prefetch (as on Emerald Rapids): 0.88-1.09x the time, 23 of
+    // 30 row runs below 1, median 0.97 (4 runs, 1 and 2 threads, batch 1 and 8; the last, 5
+    // rounds at a lower load: 0.91-1.03, median 0.965).
+    t.input_prefetch_dy = false;
+    // Measured and left at the defaults (ties or losses): the depthwise filter
     // prefetch (dwf_pf=0: 0.95x s1, 1.32x s2 at batch 8), FusedBatchNormGrad's reversed dx pass
     // and NT from 1 MiB (0.90-1.08x, 0.94-1.10x: this L2 is 1 MiB), filter K slices, the 1x1
     // streaming input gradient, padded-dy row tiles and the few-c filter path (each off lost:

@@ -348,7 +348,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
     CHECK(c.conv2d == simd::GemmTile{6, 4});
     CHECK(c.filter_k_narrow == 512);
     CHECK(c.filter_k_wide == 128);
-    CHECK(c.input_prefetch_dy);
+    CHECK_FALSE(c.input_prefetch_dy);
     CHECK(c.depthwise_filter_prefetch);
     CHECK(simd::tiles_built(Isa::avx512, c));
   }
