@@ -86,6 +86,9 @@ Microarch microarch_of(const CpuIdent& id) {
     // Sapphire Rapids 0x8f, Emerald Rapids 0xcf, Granite Rapids 0xad / 0xae.
     if (id.model == 0x8f || id.model == 0xcf || id.model == 0xad || id.model == 0xae)
       return Microarch::sapphire_rapids;
+    // Skylake-SP, Cascade Lake and Cooper Lake share the model number (the stepping tells them apart;
+    // the cores, caches and FMA units are the same).
+    if (id.model == 0x55) return Microarch::skylake_server;
   }
   return Microarch::unknown;
 }
@@ -95,6 +98,7 @@ const char* microarch_name(Microarch m) {
     case Microarch::zen4: return "zen4";
     case Microarch::zen5: return "zen5";
     case Microarch::sapphire_rapids: return "sapphire_rapids";
+    case Microarch::skylake_server: return "skylake_server";
     case Microarch::unknown: break;
   }
   return "unknown";
@@ -141,6 +145,29 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // stores, which evict the dy + x lines the reversed pass and the next call reread from L2):
     // 0.84x the time at batch 1 (56x56x256), 1 thread; 256 KiB the same (cli_ab, session 13).
     t.bn_grad_stream_bytes = int64_t{1} << 20;
+  }
+  if (m == Microarch::skylake_server && isa == Isa::avx512) {
+    // Cascade Lake (bench/results_xeon_clx.txt, session 15; paired CPU time, host loaded): 6x4
+    // took 0.84-0.94x the time of 12x2 on the input gradients and 0.73-0.91x on the filter
+    // gradients of every gradrt_bench conv row, 1 thread, batch 1 and 8. The avx2 unit took
+    // 1.24-2.0x the avx512 time on those rows (the AVX-512 clock licence costs less than the
+    // width gives). The forward Conv2D (3x3 56x56x64->64) with 6x4: 0.87-0.94x the time, 1 and 2
+    // threads, batch 1 and 8.
+    t.conv2d = t.backprop_input = t.backprop_filter = GemmTile{6, 4};
+    // With 6x4, the filter gradient's wide K chunk (over 128 padded output channels) of 128
+    // pixels: 1x1 28x28x256->512 0.90-0.96x the time of 256 (1 and 2 threads, batch 1 and 8;
+    // one batch-1 run 1.03; 64: 0.97-1.18). The narrow chunk stays 512 (1024: 0.99-1.45x, 256:
+    // 0.96-1.18x on the 3x3 rows).
+    t.filter_k_wide = 128;
+    // Without the input gradient's dy prefetch (as on Emerald Rapids): 0.88-1.09x the time, 23 of
+    // 30 row runs below 1, median 0.97 (4 runs, 1 and 2 threads, batch 1 and 8; the last, 5
+    // rounds at a lower load: 0.91-1.03, median 0.965).
+    t.input_prefetch_dy = false;
+    // Measured and left at the defaults (ties or losses): the depthwise filter prefetch
+    // (dwf_pf=0: 0.95x s1, 1.32x s2 at batch 8), FusedBatchNormGrad's reversed dx pass
+    // and NT from 1 MiB (0.90-1.08x, 0.94-1.10x: this L2 is 1 MiB), filter K slices, the 1x1
+    // streaming input gradient, padded-dy row tiles and the few-c filter path (each off lost:
+    // 1.15-1.45x, 1.4-5.8x, 1.01-1.06x, 6-8x).
   }
   return t;
 }

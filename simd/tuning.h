@@ -24,6 +24,9 @@ enum class Microarch {
   zen5,            // AMD family 0x1a: AVX-512 on 512-bit pipes
   sapphire_rapids, // Intel family 6, Sapphire / Emerald / Granite Rapids (Golden/Raptor/Redwood Cove
                    // server cores): two 512-bit FMA units, 48 KiB L1d, 2 MiB L2
+  skylake_server,  // Intel family 6 model 0x55, Skylake-SP / Cascade Lake / Cooper Lake: AVX-512 on
+                   // two 512-bit FMA units on most SKUs (ports 0+1 fused, port 5), AVX-512
+                   // clock licences, 32 KiB L1d, 1 MiB L2
 };
 
 struct CpuIdent {

@@ -329,7 +329,11 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::microarch_of({"AuthenticAMD", 0x19, 0x11}) == simd::Microarch::zen4);
   CHECK(simd::microarch_of({"AuthenticAMD", 0x19, 0x01}) == simd::Microarch::unknown);  // Zen 3
   CHECK(simd::microarch_of({"GenuineIntel", 6, 0xcf}) == simd::Microarch::sapphire_rapids);
-  CHECK(simd::microarch_of({"", 0, 0}) == simd::Microarch::unknown);
+  CHECK(simd::microarch_of({"GenuineIntel", 6, 0x55}) == simd::Microarch::skylake_server);  // Cascade Lake
+  CHECK(simd::microarch_of({"GenuineIntel", 6, 0x6a}) == simd::Microarch::unknown);  // Ice Lake-SP: not this row
+  CHECK(simd::microarch_of({"AuthenticAMD", 6, 0x55}) == simd::Microarch::unknown);
+  CHECK(std::string(simd::microarch_name(simd::Microarch::skylake_server)) == "skylake_server");
+  CHECK(std::string(simd::microarch_name(simd::Microarch::sapphire_rapids)) == "sapphire_rapids");
   simd::ConvTuning s = t;
   CHECK(simd::apply_tiles_override(Isa::avx512, "input=6x4,filter=12x2,filter_k=128/64", &s));
   CHECK(s.backprop_input == simd::GemmTile{6, 4});
@@ -337,6 +341,17 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(s.filter_k_narrow == 128);
   CHECK(s.filter_k_wide == 64);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).input_prefetch_dy == false);
+  {  // Cascade Lake's row: the 6x4 tile for the three GEMM drivers.
+    const simd::ConvTuning c = simd::conv_tuning(Isa::avx512, simd::Microarch::skylake_server);
+    CHECK(c.backprop_input == simd::GemmTile{6, 4});
+    CHECK(c.backprop_filter == simd::GemmTile{6, 4});
+    CHECK(c.conv2d == simd::GemmTile{6, 4});
+    CHECK(c.filter_k_narrow == 512);
+    CHECK(c.filter_k_wide == 128);
+    CHECK_FALSE(c.input_prefetch_dy);
+    CHECK(c.depthwise_filter_prefetch);
+    CHECK(simd::tiles_built(Isa::avx512, c));
+  }
   // A 0|1 key: =0 clears its flag, =1 sets it, `bad` is refused.
   auto check_flag = [&](const std::string& key, bool simd::ConvTuning::*flag, const char* bad) {
     CAPTURE(key);
