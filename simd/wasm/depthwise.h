@@ -276,7 +276,7 @@ GRADRT_SIMD_NOINLINE void dwf_wasm(const float* const* row, int64_t R, int64_t o
 // over them. One pass per vector over the whole row (before session 15) walked 2*ow dx lines
 // and R*ow dy lines per vector at a stride of C floats: 1.08x the time at C = 144, 1.35x at
 // C = 32 and 2.2x at C = 256 (whose 1 KiB strides fall into a few L1 sets) on Cascade Lake;
-// P = 4 ties with 8, P = 16 loses (NOTES.md). The weights and the sum carried in from the
+// P = 4 is 1-4% behind 8, P = 16 loses (NOTES.md). The weights and the sum carried in from the
 // block's left neighbour, dy_r[j0-1]*w_r[2], are reloaded per block and vector (4R loads per 8
 // pixels); the carried sum is formed in the loop's order, so the bits are those of one pass.
 template <int R>
