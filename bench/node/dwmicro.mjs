@@ -2,7 +2,7 @@
 // JS copies): each op is staged in the heap once and _gradrt_run is called many times, as
 // bench.mjs's "run ms" column, but with fastest-of-N and median per call, and interleaved over
 // one or more builds so that a busy machine affects every build alike (A/B).
-//   node dwmicro.mjs [--dist DIR]... [--only TEXT] [--shape H,W,C,S]... [--rounds N] [--ms MS]
+//   node dwmicro.mjs [--dist DIR]... [--only TEXT] [--shape H,W,C,S]... [--rounds N] [--ms MS] [--cpu]
 // --dist DIR: a folder holding gradrt-simd.{mjs,wasm} (default web/dist; repeat for A/B).
 // Per round and build, each case runs for MS ms (after a warm-up in round 0); the table gives,
 // per case and build, the fastest call, the median of the per-round medians, and GFLOP/s of both.
@@ -50,11 +50,20 @@ for (const d of dists) {
   builds.push({ dir: d, runs: cases.map(([, , call]) => stagedRun(m, call)) });
 }
 
-// Per-call times (ms) of run() for about ms milliseconds.
+// Per-call times (ms) of run() for about ms milliseconds: wall, or with --cpu the process's
+// CPU time (getrusage: microseconds; the usable measure on a shared host).
+const cpu = args.includes('--cpu');
 function sample(run, ms) {
   const times = [];
   const end = performance.now() + ms;
   while (times.length < 5 || performance.now() < end) {
+    if (cpu) {
+      const c0 = process.cpuUsage();
+      run();
+      const c = process.cpuUsage(c0);
+      times.push((c.user + c.system) / 1000);
+      continue;
+    }
     const t0 = performance.now();
     run();
     times.push(performance.now() - t0);
@@ -72,7 +81,7 @@ for (let r = 0; r < rounds; r++)
       s.min = Math.min(s.min, times[0]);
       s.meds.push(times[Math.floor(times.length / 2)]);
     }
-console.log(`Node ${process.version} ${process.execArgv.join(' ')}; ${rounds} rounds x ${roundMs} ms; per call: fastest, median of round medians (GFLOP/s)`);
+console.log(`Node ${process.version} ${process.execArgv.join(' ')}; ${rounds} rounds x ${roundMs} ms; per call (${cpu ? 'CPU' : 'wall'} time): fastest, median of round medians (GFLOP/s)`);
 for (let ci = 0; ci < cases.length; ci++) {
   const [label, flops] = cases[ci];
   const cells = builds.map((b, bi) => {

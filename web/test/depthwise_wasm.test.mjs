@@ -65,6 +65,30 @@ for (const [flavour, options] of FLAVOURS) {
       });
     });
 
+    // The input gradient's stride-2 rows (in_w == 2*out_w, 3 taps: dwx2_wasm, simd/wasm/
+    // depthwise.h) go in blocks of 8 dy pixels, each block starting from the sum carried over
+    // its first pixel's left neighbour: widths with whole and partial blocks (17, 19, 8, 41 dy
+    // pixels), 1-3 filter rows per dx row (row stride 2 and 1), channel counts with a scalar
+    // tail; against the reference.
+    const STRIDE2_ROWS = [
+      { x: [1, 6, 38, 12], strides: [1, 2, 2, 1] },
+      { x: [2, 5, 34, 6], strides: [1, 1, 2, 1] },
+      { x: [1, 4, 16, 8], strides: [1, 1, 2, 1] },
+      { x: [1, 3, 82, 4], strides: [1, 2, 2, 1] },
+    ];
+    STRIDE2_ROWS.forEach((c, i) => {
+      it(`input gradient, stride-2 rows ${i}: x ${c.x} strides ${c.strides}`, () => {
+        const w = [3, 3, c.x[3], 1];
+        const attrs = { strides: c.strides, padding: 'SAME' };
+        const g = ref.convGeometry(c.x, w, attrs, true);
+        const next = rng(700 + i);
+        const wt = random(count(w), next), dy = random(g.N * g.OH * g.OW * g.OC, next);
+        const dx = rt.runOp('DepthwiseConv2dNativeBackpropInput', { input_sizes: c.x, filter: f32(w, wt), out_backprop: f32([g.N, g.OH, g.OW, g.OC], dy) }, attrs).output;
+        assert.deepEqual(dx.shape, c.x);
+        assertClose(dx.data, ref.depthwiseConv2dNativeBackpropInput(g, wt, dy), { rtol: 3e-5, atol: 1e-6, scale: ref.depthwiseConv2dNativeBackpropInput(g, abs(wt), abs(dy)) });
+      });
+    });
+
     it('an infinite x value reaches only the taps that read it', () => {
       for (const [xs, strides] of [[[1, 8, 8, 4], [1, 2, 2, 1]], [[1, 7, 7, 8], [1, 1, 1, 1]], [[1, 9, 9, 4], [1, 2, 2, 1]]]) {
         const w = [3, 3, xs[3], 1];
