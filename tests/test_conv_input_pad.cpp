@@ -105,6 +105,16 @@ void for_each_input_tile(F&& f) {
   }
 }
 
+// Checks p against the reference (float and double, the cpu variants' thread counts) and
+// draws the filter and dy that the bitwise comparisons then run on.
+void against_reference(std::vector<test::Variant>& here, const gradrt::ConvParams& p, std::mt19937& rng,
+                       std::vector<float>* w, std::vector<float>* dy) {
+  test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
+  test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
+  *w = test::random_vec<float>(rng, p.w_elements());
+  *dy = test::random_vec<float>(rng, p.y_elements());
+}
+
 }  // namespace
 
 TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the reference and bitwise") {
@@ -136,12 +146,9 @@ TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the
       const bool rows = tiles.find(", row tiles") != std::string::npos;
       CHECK((!rows || ws_on > ws_off));  // row tiles only on padded dy
       row_tiles += rows;
-      // Against the reference, float and double, reruns at other thread counts.
-      test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
-      test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
-      // The same bits with and without the copy, at 1 and 3 threads.
-      const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
-      const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
+      // Against the reference; then the same bits with and without the copy, at 1 and 3 threads.
+      std::vector<float> w, dy;
+      against_reference(here, p, rng, &w, &dy);
       const std::vector<float> a1 = run(p, 1, w, dy), a3 = run(p, 3, w, dy);
       REQUIRE(simd::set_cpu_tuning(isa, off));
       const std::vector<float> b1 = run(p, 1, w, dy);
@@ -183,35 +190,6 @@ std::vector<gradrt::ConvParams> strided_shapes() {
   return v;
 }
 
-}  // namespace
-
-TEST_CASE("cpu: the strided input gradient at batch > 1, every ISA and tile, against the reference and across threads") {
-  test::IsaGuard guard;
-  test::TuningGuard tuning;
-  std::mt19937 rng(2113);
-  const std::vector<gradrt::ConvParams> all = strided_shapes();
-  int compared = 0;
-  for_each_input_tile([&](simd::Isa isa, const simd::ConvTuning& t, std::vector<test::Variant>& here) {
-    REQUIRE(simd::set_cpu_tuning(isa, t));
-    for (const gradrt::ConvParams& p : all) {
-      CAPTURE(test::describe(p));
-      test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
-      test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
-      const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
-      const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
-      const std::vector<float> a1 = run(p, 1, w, dy), a2 = run(p, 2, w, dy), a3 = run(p, 3, w, dy);
-      REQUIRE(a1.size() == a2.size());
-      REQUIRE(a1.size() == a3.size());
-      CHECK(std::memcmp(a1.data(), a2.data(), a1.size() * sizeof(float)) == 0);
-      CHECK(std::memcmp(a1.data(), a3.data(), a1.size() * sizeof(float)) == 0);
-      ++compared;
-    }
-  });
-  MESSAGE("strided shapes compared: " << compared);
-}
-
-namespace {
-
 // Edge groups (conv2d_backprop_input_edge_groups): widths 1..17 (one to three column groups
 // per side, a class narrower than the filter, columns with no tap), pads 0..2, strides 1..3,
 // dilated rows, 3x3 and 5x5, odd channel counts, batch 1-3 (tiles spanning images).
@@ -240,6 +218,29 @@ std::vector<gradrt::ConvParams> edge_group_shapes() {
 
 }  // namespace
 
+TEST_CASE("cpu: the strided input gradient at batch > 1, every ISA and tile, against the reference and across threads") {
+  test::IsaGuard guard;
+  test::TuningGuard tuning;
+  std::mt19937 rng(2113);
+  const std::vector<gradrt::ConvParams> all = strided_shapes();
+  int compared = 0;
+  for_each_input_tile([&](simd::Isa isa, const simd::ConvTuning& t, std::vector<test::Variant>& here) {
+    REQUIRE(simd::set_cpu_tuning(isa, t));
+    for (const gradrt::ConvParams& p : all) {
+      CAPTURE(test::describe(p));
+      std::vector<float> w, dy;
+      against_reference(here, p, rng, &w, &dy);
+      const std::vector<float> a1 = run(p, 1, w, dy), a2 = run(p, 2, w, dy), a3 = run(p, 3, w, dy);
+      REQUIRE(a1.size() == a2.size());
+      REQUIRE(a1.size() == a3.size());
+      CHECK(std::memcmp(a1.data(), a2.data(), a1.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(a1.data(), a3.data(), a1.size() * sizeof(float)) == 0);
+      ++compared;
+    }
+  });
+  MESSAGE("strided shapes compared: " << compared);
+}
+
 TEST_CASE("cpu: the input gradient in edge groups, every ISA and tile, against the reference and bitwise") {
   test::IsaGuard guard;
   test::TuningGuard tuning;
@@ -256,12 +257,9 @@ TEST_CASE("cpu: the input gradient in edge groups, every ISA and tile, against t
       REQUIRE(simd::set_cpu_tuning(isa, on));
       const bool groups = tiles_of(p).find(", edge groups") != std::string::npos;
       grouped += groups;
-      // Against the reference, float and double (every thread count of the cpu variants).
-      test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
-      test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
-      // The same bits as the other paths, at 1 and 3 threads.
-      const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
-      const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
+      // Against the reference; then the same bits as the other paths, at 1 and 3 threads.
+      std::vector<float> w, dy;
+      against_reference(here, p, rng, &w, &dy);
       const std::vector<float> a1 = run(p, 1, w, dy), a3 = run(p, 3, w, dy);
       REQUIRE(simd::set_cpu_tuning(isa, off));
       CHECK(tiles_of(p).find(", edge groups") == std::string::npos);
