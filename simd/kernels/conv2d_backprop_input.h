@@ -111,8 +111,8 @@ inline DyPad conv2d_backprop_input_dy_pad(const ConvParams& p, int64_t MR, bool 
   return d;
 }
 
-// Edge groups (ConvTuning::input_edge_groups): a class's pixels split by their valid taps, so
-// that no tile reads a zero. Column groups: runs of class columns b whose valid merged kx taps
+// Edge groups (ConvTuning::input_edge_groups): a class's pixels split by their valid kx taps, so
+// that no tile computes a border column's zero tap. Column groups: runs of class columns b whose valid merged kx taps
 // v in [vlo, vhi] (0 <= b + dv[v] < out_w) are the same: on 3x3 pad 1, the first column
 // (kx = 2 reads column -1), the last, and the columns between. A group's tiles are MR of its
 // pixels (over every image: a tile may span class rows and images), each pixel a merged K run
