@@ -272,7 +272,7 @@ class CpuBackend final : public Backend {
     const simd::InputPath ip = kt().input_path(tuning(), q.params_as<ConvParams>(), q.dtype == DType::float64);
     return std::string(ip.stream ? "stream " : "gemm ") + std::to_string(ip.tile.rows) + "x" +
            std::to_string(ip.tile.vectors) + (ip.half ? " half" : "") + (ip.padded_dy ? ", padded dy" : "") +
-           (ip.row_tiles ? ", row tiles " + std::to_string(ip.row_tiles) : "");
+           (ip.row_tiles ? ", row tiles " + std::to_string(ip.row_tiles) : "") + (ip.edge_groups ? ", edge groups" : "");
   }
 
   // The driver's <stem>_workspace for these params at q.threads (shared + threads x per-thread).

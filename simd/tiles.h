@@ -77,6 +77,10 @@ struct ConvTuning {
   // On padded dy, tiles that keep to one class row where a row tile fits (conv2d_backprop_input_dy_pad
   // `rows`): filter rows on the zero border are dropped. Off: GRADRT_CPU_TILES=input_rows=0.
   bool input_pad_rows = true;
+  // Conv2DBackpropInput, merged taps with many edge tiles: tiles of pixels with the same valid
+  // taps (conv2d_backprop_input_edge_groups), which never compute a zero tap (and need no dy
+  // copy). Off: GRADRT_CPU_TILES=input_groups=0.
+  bool input_edge_groups = true;
 };
 
 inline constexpr int kMaxGemmTiles = 3;

@@ -230,6 +230,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
       t.input_pad_rows = val == "1";
+    } else if (key == "input_groups") {  // edge groups: tiles of pixels with the same valid taps
+      const std::string val(v, vn);
+      if (val != "0" && val != "1") return false;
+      t.input_edge_groups = val == "1";
     } else if (key == "input_pf") {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
@@ -260,11 +264,11 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 }
 
 std::string describe(const ConvTuning& t) {
-  char buf[640];
+  char buf[768];
   std::snprintf(buf, sizeof buf,
                 "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, input dy prefetch %s, filter few-c to %lld%s, "
                 "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, "
-                "input 1x1 stream to %lld (prefetch %s), input dy pad %s%s",
+                "input 1x1 stream to %lld (prefetch %s), input edge groups %s, input dy pad %s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
@@ -274,7 +278,7 @@ std::string describe(const ConvTuning& t) {
                 t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
                 static_cast<long long>(t.input_stream_max),
-                t.input_stream_prefetch ? "on" : "off", t.input_pad_dy ? "on" : "off",
+                t.input_stream_prefetch ? "on" : "off", t.input_edge_groups ? "on" : "off", t.input_pad_dy ? "on" : "off",
                 t.input_pad_dy && t.input_pad_rows ? " (row tiles)" : "");
   return buf;
 }

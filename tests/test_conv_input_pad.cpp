@@ -7,6 +7,7 @@
 // images and class rows) on every ISA unit and tile, against the reference and across threads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -104,6 +105,16 @@ void for_each_input_tile(F&& f) {
   }
 }
 
+// Checks p against the reference (float and double, the cpu variants' thread counts) and
+// draws the filter and dy that the bitwise comparisons then run on.
+void against_reference(std::vector<test::Variant>& here, const gradrt::ConvParams& p, std::mt19937& rng,
+                       std::vector<float>* w, std::vector<float>* dy) {
+  test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
+  test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
+  *w = test::random_vec<float>(rng, p.w_elements());
+  *dy = test::random_vec<float>(rng, p.y_elements());
+}
+
 }  // namespace
 
 TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the reference and bitwise") {
@@ -112,8 +123,11 @@ TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the
   std::mt19937 rng(2112);
   const std::vector<Shape> all = shapes();
   int compared = 0, row_tiles = 0;
-  for_each_input_tile([&](simd::Isa isa, const simd::ConvTuning& on, std::vector<test::Variant>& here) {
-    simd::ConvTuning off = on, no_rows = on;
+  for_each_input_tile([&](simd::Isa isa, const simd::ConvTuning& on_groups, std::vector<test::Variant>& here) {
+    // Padded dy itself, without the edge groups that take most of its shapes by default.
+    simd::ConvTuning on = on_groups, off, no_rows;
+    on.input_edge_groups = false;
+    off = on, no_rows = on;
     off.input_pad_dy = false;
     no_rows.input_pad_rows = false;
     REQUIRE(on.input_pad_rows);
@@ -132,12 +146,9 @@ TEST_CASE("cpu: the input gradient on padded dy, every ISA and tile, against the
       const bool rows = tiles.find(", row tiles") != std::string::npos;
       CHECK((!rows || ws_on > ws_off));  // row tiles only on padded dy
       row_tiles += rows;
-      // Against the reference, float and double, reruns at other thread counts.
-      test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
-      test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
-      // The same bits with and without the copy, at 1 and 3 threads.
-      const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
-      const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
+      // Against the reference; then the same bits with and without the copy, at 1 and 3 threads.
+      std::vector<float> w, dy;
+      against_reference(here, p, rng, &w, &dy);
       const std::vector<float> a1 = run(p, 1, w, dy), a3 = run(p, 3, w, dy);
       REQUIRE(simd::set_cpu_tuning(isa, off));
       const std::vector<float> b1 = run(p, 1, w, dy);
@@ -179,6 +190,32 @@ std::vector<gradrt::ConvParams> strided_shapes() {
   return v;
 }
 
+// Edge groups (conv2d_backprop_input_edge_groups): widths 1..17 (one to three column groups
+// per side, a class narrower than the filter, columns with no tap), pads 0..2, strides 1..3,
+// dilated rows, 3x3 and 5x5, odd channel counts, batch 1-3 (tiles spanning images).
+std::vector<gradrt::ConvParams> edge_group_shapes() {
+  std::vector<gradrt::ConvParams> v;
+  for (int64_t w = 1; w <= 17; ++w) {
+    gradrt::ConvParams p;
+    p.batch = 1 + w % 3, p.in_w = w, p.in_h = 1 + (w * 5) % 9;
+    p.in_c = p.filter_in_c = 16 + w % 5, p.out_c = 8 + 3 * (w % 4);
+    p.filter_h = p.filter_w = w % 4 == 0 ? 5 : 3;
+    p.stride_h = 1 + (w + 1) % 3, p.stride_w = 1 + w % 3, p.dilation_h = w % 5 == 0 ? 2 : 1;
+    p.pad_top = (w + 1) % 3, p.pad_left = w % 3;
+    // Explicit padding, the bottom/right as the top/left: out = (in + 2 pad - window) / s + 1.
+    const int64_t wh = (p.filter_h - 1) * p.dilation_h + 1, ww = p.filter_w;
+    p.out_h = std::max<int64_t>(0, (p.in_h + 2 * p.pad_top - wh) / p.stride_h + 1);
+    p.out_w = std::max<int64_t>(0, (p.in_w + 2 * p.pad_left - ww) / p.stride_w + 1);
+    if (p.in_h + 2 * p.pad_top < wh || p.in_w + 2 * p.pad_left < ww) continue;
+    v.push_back(p);
+  }
+  // The Keras rows' geometry: 3x3 s1 16x16 and s2 32x32 / 16x16 (SAME), batch 2.
+  v.push_back(test::same_conv_params(2, 16, 16, 32, 32, 3, 1));
+  v.push_back(test::same_conv_params(2, 32, 32, 32, 64, 3, 2));
+  v.push_back(test::same_conv_params(2, 16, 16, 64, 40, 3, 2));
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("cpu: the strided input gradient at batch > 1, every ISA and tile, against the reference and across threads") {
@@ -191,10 +228,8 @@ TEST_CASE("cpu: the strided input gradient at batch > 1, every ISA and tile, aga
     REQUIRE(simd::set_cpu_tuning(isa, t));
     for (const gradrt::ConvParams& p : all) {
       CAPTURE(test::describe(p));
-      test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
-      test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
-      const std::vector<float> w = test::random_vec<float>(rng, p.w_elements());
-      const std::vector<float> dy = test::random_vec<float>(rng, p.y_elements());
+      std::vector<float> w, dy;
+      against_reference(here, p, rng, &w, &dy);
       const std::vector<float> a1 = run(p, 1, w, dy), a2 = run(p, 2, w, dy), a3 = run(p, 3, w, dy);
       REQUIRE(a1.size() == a2.size());
       REQUIRE(a1.size() == a3.size());
@@ -204,4 +239,41 @@ TEST_CASE("cpu: the strided input gradient at batch > 1, every ISA and tile, aga
     }
   });
   MESSAGE("strided shapes compared: " << compared);
+}
+
+TEST_CASE("cpu: the input gradient in edge groups, every ISA and tile, against the reference and bitwise") {
+  test::IsaGuard guard;
+  test::TuningGuard tuning;
+  std::mt19937 rng(2114);
+  const std::vector<gradrt::ConvParams> all = edge_group_shapes();
+  int grouped = 0, compared = 0;
+  for_each_input_tile([&](simd::Isa isa, const simd::ConvTuning& tile, std::vector<test::Variant>& here) {
+    simd::ConvTuning on = tile, off = tile, per_tap = tile;
+    on.input_edge_groups = true;
+    off.input_edge_groups = false;                           // padded dy or the per-tap path
+    per_tap.input_edge_groups = per_tap.input_pad_dy = false;  // the per-tap path
+    for (const gradrt::ConvParams& p : all) {
+      CAPTURE(test::describe(p));
+      REQUIRE(simd::set_cpu_tuning(isa, on));
+      const bool groups = tiles_of(p).find(", edge groups") != std::string::npos;
+      grouped += groups;
+      // Against the reference; then the same bits as the other paths, at 1 and 3 threads.
+      std::vector<float> w, dy;
+      against_reference(here, p, rng, &w, &dy);
+      const std::vector<float> a1 = run(p, 1, w, dy), a3 = run(p, 3, w, dy);
+      REQUIRE(simd::set_cpu_tuning(isa, off));
+      CHECK(tiles_of(p).find(", edge groups") == std::string::npos);
+      const std::vector<float> b2 = run(p, 2, w, dy);
+      REQUIRE(simd::set_cpu_tuning(isa, per_tap));
+      const std::vector<float> c1 = run(p, 1, w, dy);
+      REQUIRE(a1.size() == b2.size());
+      REQUIRE(a1.size() == c1.size());
+      CHECK(std::memcmp(a1.data(), b2.data(), a1.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(a3.data(), b2.data(), a1.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(a1.data(), c1.data(), a1.size() * sizeof(float)) == 0);
+      ++compared;
+    }
+  });
+  MESSAGE("edge-group shapes compared: " << compared << ", in edge groups: " << grouped);
+  CHECK(grouped * 2 > compared);
 }

@@ -370,6 +370,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_share=1", &s));  // removed (session 14)
   check_flag("filter_stack", &simd::ConvTuning::filter_few_c_stack, "-1");
   check_flag("input_pf", &simd::ConvTuning::input_prefetch_dy, "2");
+  check_flag("input_groups", &simd::ConvTuning::input_edge_groups, "on");
   CHECK(s.filter_few_c_max == 4);
   CHECK(simd::apply_tiles_override(Isa::avx512, "filter_few_c=0", &s));
   CHECK(s.filter_few_c_max == 0);

@@ -102,6 +102,8 @@ InputPath input_path(const ConvTuning& tu, const ConvParams& p) {
     return InputPath{true, GemmTile{kTiles.stream_rows[cv - 1], cv}};
   }
   const GemmTile tile = conv2d_backprop_input_tile<T, Arch>(tu, p);
+  if (conv2d_backprop_input_edge_groups(p, tile.rows, tu.input_edge_groups))
+    return InputPath{.stream = false, .tile = tile, .edge_groups = true};
   const DyPad pad = conv2d_backprop_input_dy_pad(p, tile.rows, tu.input_pad_dy, tu.input_pad_rows, tile.vectors);
   return InputPath{.stream = false, .tile = tile, .padded_dy = pad.on, .row_tiles = int(pad.rows)};
 }

@@ -111,6 +111,77 @@ inline DyPad conv2d_backprop_input_dy_pad(const ConvParams& p, int64_t MR, bool 
   return d;
 }
 
+// Edge groups (ConvTuning::input_edge_groups): a class's pixels split by their valid kx taps, so
+// that no tile computes a border column's zero tap. Column groups: runs of class columns b whose valid merged kx taps
+// v in [vlo, vhi] (0 <= b + dv[v] < out_w) are the same: on 3x3 pad 1, the first column
+// (kx = 2 reads column -1), the last, and the columns between. A group's tiles are MR of its
+// pixels (over every image: a tile may span class rows and images), each pixel a merged K run
+// per filter row from its own dy offset, trimmed to [vlo, vhi] (B starts at kx = kxs[vhi]):
+// border columns' zero taps are never computed. Rows: a filter row whose dy row is outside dy
+// for every pixel of the tile is dropped; for some pixels only, they read a zero run (GroupPixel
+// orders a group's pixels so that border rows share tiles). Each pixel still sums its valid
+// taps in the order of every other path (filter rows ascending, kx descending): the same bits
+// for finite w (a skipped 0 * w leaves the sum as it was; sums start at +0), and no dy copy.
+//
+// The share of MR-pixel tiles (in pixel order) holding an edge pixel, per conv2d_backprop_input_dy_pad's estimate.
+inline double conv2d_backprop_input_edge_share(const ConvParams& p, int64_t MR) {
+  if (p.x_elements() == 0 || p.out_h * p.out_w == 0) return 0;
+  double edge = 0;
+  for (int64_t py = 0; py < imin(p.stride_h, p.in_h); ++py) {
+    const PadPhase y = pad_phase(py, p.in_h, p.out_h, p.stride_h, p.pad_top, p.filter_h, p.dilation_h);
+    if (!y.taps) continue;
+    for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
+      const PadPhase x = pad_phase(px, p.in_w, p.out_w, p.stride_w, p.pad_left, p.filter_w, 1);
+      if (!x.taps) continue;
+      const double all = double(y.cnt * x.cnt);
+      double e = double(y.edge * x.cnt);
+      if (x.edge > 0) e += double(y.cnt - y.edge) * double((x.edge - 1 + MR) / MR * MR);
+      edge += e < all ? e : all;
+    }
+  }
+  return edge / double(p.in_h * p.in_w);
+}
+
+// Edge groups for merged taps (one group, undilated columns) where a quarter or more of the
+// MR-pixel tiles would hold an edge pixel (3x3 s1 16x16 and 28x28, 3x3 s2 16x16 and 32x32).
+inline bool conv2d_backprop_input_edge_groups(const ConvParams& p, int64_t MR, bool allowed) {
+  return allowed && p.groups == 1 && p.dilation_w == 1 && 4.0 * conv2d_backprop_input_edge_share(p, MR) >= 1.0;
+}
+
+// Pixel order inside a column group (gw columns from b0, class rows 0 .. ch-1, nb images): the
+// top border rows (a < top) row by row across the images, then the middle rows image by image,
+// then the bottom border rows (a >= bot) row by row. Pixels with the same valid filter rows
+// sit together (most tiles drop the same zero filter rows), and in the middle consecutive
+// tiles keep to an image's neighbouring rows (their dy rows shared in L1).
+struct GroupPixel {
+  int64_t b0, gw, nb, top, bot;
+  int64_t a = 0, n = 0, b = 0;
+  void locate(int64_t m) {  // the group's m-th pixel
+    const int64_t row = nb * gw, top_px = top * row, mid_img = (bot - top) * gw;
+    b = b0 + m % gw;
+    if (m < top_px) {
+      a = m / row, n = m % row / gw;
+    } else if (m - top_px < nb * mid_img) {
+      m -= top_px, n = m / mid_img, a = top + m % mid_img / gw;
+    } else {
+      m -= top_px + nb * mid_img, a = bot + m / row, n = m % row / gw;
+    }
+  }
+  void next() {
+    if (++b < b0 + gw) return;
+    b = b0;
+    if (a >= top && a < bot) {  // middle rows: an image's rows, then the next image's
+      if (++a < bot) return;
+      a = top;
+      if (++n < nb) return;
+      n = 0, a = bot;  // on to the bottom rows
+      return;
+    }
+    if (++n < nb) return;
+    n = 0, ++a;  // the next border row (after the last top row: the first middle or bottom row)
+  }
+};
+
 // Whether each thread packs the filter panels into its own part (see the driver): at most 2
 // threads, or where one thread's pack is under ~1% of its share of the GEMM.
 inline bool conv2d_backprop_input_private_panels(const ConvParams& p, int64_t threads, int64_t panel_values) {
@@ -127,7 +198,9 @@ ScratchSize conv2d_backprop_input_scratch(const ConvParams& p, int64_t MR, int64
   const int64_t np = (fic + NR - 1) / NR, ncls = imin(p.stride_h, p.in_h) * imin(p.stride_w, p.in_w);
   const int64_t panels = p.groups * np * taps * ocg * NR + 1;
   ScratchSize s;
-  s.add(line_bytes<int64_t>(ncls * (7 + 2 * (p.filter_h + p.filter_w)) + p.filter_w + 1)).add(line_bytes<T>(ocg + 1));
+  s.add(line_bytes<int64_t>(ncls * (11 + 2 * (p.filter_h + p.filter_w)) + p.filter_w + 1))
+      .add(line_bytes<int64_t>(ncls * (2 * p.filter_w + 1) * 5 + 1))
+      .add(line_bytes<T>(p.filter_w * ocg + 1));
   if (pad.on) s.add_per_thread(line_bytes<int64_t>(1) + line_bytes<T>(pad.h * pad.w * p.out_c));
   if (private_panels) s.add_per_thread(line_bytes<T>(panels));
   else s.add(line_bytes<T>(panels));
@@ -151,11 +224,14 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
   // Phase classes, all in one parallel pass (a pass per class cost a pool wake-up each:
   // 4 for a stride-2 op). Class q = (py, px) keeps its tap lists in cls + q*CL:
   // [0] py, [1] px, [2] nky, [3] nkx, [4] ch, [5] cw, [6] first tile, then kys, du (fh each),
-  // kxs, dv (fw each). du[u] = (py + pt - kys[u]*dh) / sh exactly, likewise dv.
+  // kxs, dv (fw each), then (edge groups) its first column group, their count, and its top
+  // and bottom border rows (GroupPixel's top, bot). du[u] = (py + pt - kys[u]*dh) / sh
+  // exactly, likewise dv. Column group j: grp + j*5 = b0, gw, vlo, vhi, first tile (in class).
   const int64_t cy = imin(p.stride_h, p.in_h), cx = imin(p.stride_w, p.in_w), ncls = cy * cx;
-  const int64_t fh = p.filter_h, fw = p.filter_w, CL = 7 + 2 * (fh + fw);
+  const int64_t fh = p.filter_h, fw = p.filter_w, CL = 11 + 2 * (fh + fw);
   Arena scratch(exec);  // sizes: conv2d_backprop_input_scratch
   int64_t* cls = scratch.take<int64_t>(ncls * CL + fw + 1);
+  int64_t* grp = scratch.take<int64_t>(ncls * (2 * fw + 1) * 5 + 1);
   // Merged kx taps (dilation_w 1, one group): the valid kx of a class are kx = r, r + sw,
   // r + 2sw, ... with dy columns ox = b + dv[v], dv falling by exactly 1 per tap, so in
   // reverse kx order they are consecutive dy pixels, and (whole pixels: one group) their
@@ -174,9 +250,10 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
   // dy up front took ~5% of the 16x16x32 s1 op at batch 32 and left it in L3).
   // The one place the driver decides padded dy (its workspace size and the plan's tiles string
   // call the same rule with the same tile).
-  const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tu.input_pad_dy, tu.input_pad_rows, NRV);
+  const bool edge_groups = conv2d_backprop_input_edge_groups(p, MR, tu.input_edge_groups);  // merged taps only
+  const DyPad pad = edge_groups ? DyPad{} : conv2d_backprop_input_dy_pad(p, MR, tu.input_pad_dy, tu.input_pad_rows, NRV);
   const bool prefetch_dy = tu.input_prefetch_dy;
-  int64_t tiles = 0, max_ctaps = 0;
+  int64_t tiles = 0, max_ctaps = 0, ngrp = 0;
   for (int64_t q = 0; q < ncls; ++q) {
     int64_t* cq = cls + q * CL;
     const int64_t py = q / cx, px = q % cx;
@@ -195,7 +272,32 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
     const int64_t ch = (p.in_h - py + p.stride_h - 1) / p.stride_h;  // rows iy = py + a*sh
     const int64_t cw = (p.in_w - px + p.stride_w - 1) / p.stride_w;
     cq[0] = py, cq[1] = px, cq[2] = nky, cq[3] = nkx, cq[4] = ch, cq[5] = cw, cq[6] = tiles;
-    tiles += pad.rows ? ch * (cw / pad.rows) : ((pad.on ? 1 : p.batch) * ch * cw + MR - 1) / MR;
+    if (edge_groups) {
+      // Column groups: runs of columns b with the same valid kx taps (dv falls as v rises, so
+      // the valid v are one range; empty where no tap is inside dy: kc 0, zeros).
+      int64_t* cg = cq + CL - 4;
+      cg[0] = ngrp, cg[1] = 0;
+      for (int64_t b = 0; b < cw; ++b) {
+        int64_t lo = 0, hi = nkx - 1;
+        while (lo < nkx && b + dv[lo] >= p.out_w) ++lo;
+        while (hi >= 0 && b + dv[hi] < 0) --hi;
+        if (lo > hi) lo = 0, hi = -1;
+        int64_t* last = grp + (ngrp - 1) * 5;
+        if (cg[1] > 0 && last[2] == lo && last[3] == hi) {
+          ++last[1];
+          continue;
+        }
+        int64_t* g = grp + ngrp * 5;
+        g[0] = b, g[1] = 1, g[2] = lo, g[3] = hi, ++ngrp, ++cg[1];
+      }
+      // Border rows: a + du[nky-1] < 0 at the top, a + du[0] >= out_h at the bottom.
+      cg[2] = nky > 0 ? imin(ch, imax(0, -du[nky - 1])) : 0;
+      cg[3] = nky > 0 ? imax(cg[2], imin(ch, p.out_h - du[0])) : ch;
+      for (int64_t j = cg[0]; j < cg[0] + cg[1]; ++j)
+        grp[j * 5 + 4] = tiles - cq[6], tiles += (p.batch * ch * grp[j * 5 + 1] + MR - 1) / MR;
+    } else {
+      tiles += pad.rows ? ch * (cw / pad.rows) : ((pad.on ? 1 : p.batch) * ch * cw + MR - 1) / MR;
+    }
     max_ctaps = imax(max_ctaps, nky * nkx);
   }
   // bpack[g][j][ky*fw + kpos[kx]][oc][NR] = w[ky][kx][j*NR + (0..NR)][g*ocg + oc]: the
@@ -229,7 +331,7 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
         for (int64_t q = 0; q < ob; ++q) dst[(o0 + q) * NR + cc] = T(0);
     }
   };
-  const T* zero = scratch.take_zeros<T>(ocg + 1);
+  const T* zero = scratch.take_zeros<T>(fw * ocg + 1);  // a zero run of up to fw taps
   const int64_t tiles_img = tiles;
   if (pad.on) tiles *= p.batch;
   auto copy_image = [&](T* d, int64_t n) {
@@ -259,6 +361,8 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
     T* dyp = pad.on ? mine.take<T>(pad.h * pad.w * p.out_c) : nullptr;
     if (pad.on && first) *held = -1;
     int64_t pix_off[MR];  // dy offset of (n, a, b) itself (may lie outside dy: only offsets)
+    int64_t arow[MR];     // edge groups: the pixel's class row
+    int64_t gi = 0;       // edge groups: the column group of the last tile
     const int64_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, out_h = p.out_h, out_w = p.out_w,
                   out_c = p.out_c, sh = p.stride_h, sw = p.stride_w;
     int64_t q = 0;
@@ -273,9 +377,8 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
       const int64_t npix = (pad.on ? 1 : p.batch) * ch * cw, tile = tin - cq[6];
       // Row tiles (pad.rows = R): cw / R tiles per class row, R pixels each.
       const int64_t R = pad.rows, m0 = R ? tile / (cw / R) * cw + tile % (cw / R) * R : tile * MR;
-      const int64_t mr = R ? R : imin(MR, npix - m0);
+      int64_t mr = R ? R : imin(MR, npix - m0);  // edge groups: set below
       T* c[MR];
-      int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = img + m0 / (cw * ch);
       // The GEMM over the np column panels of group g, taps a/b[0..nt) of kc values each (b
       // advanced per panel). A class's last tile (mr < MR pixels) runs the kMB = 2MR/3 or
       // kMC = MR/3 row kernel where it fits (1x1 28x28: 784 pixels = 65 tiles of 12 and one
@@ -307,6 +410,39 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
         }
         run_panels(0, k, nkx * ocg);
       };
+      if (edge_groups) {  // the tile = MR pixels of column group gi (GroupPixel order)
+        const int64_t g0 = cq[CL - 4], gn = cq[CL - 3];
+        if (gi < g0 || gi >= g0 + gn || grp[gi * 5 + 4] > tile) gi = g0;
+        while (gi + 1 < g0 + gn && grp[(gi + 1) * 5 + 4] <= tile) ++gi;
+        const int64_t* gq = grp + gi * 5;
+        const int64_t vlo = gq[2], vhi = gq[3], gm0 = (tile - gq[4]) * MR;
+        const int64_t gmr = imin(MR, p.batch * ch * gq[1] - gm0);
+        const int64_t kc = vhi >= vlo && nky > 0 ? (vhi - vlo + 1) * ocg : 0;
+        const int64_t run0 = kc > 0 ? dv[vhi] * out_c : 0;  // the trimmed run's first dy column
+        GroupPixel it{gq[0], gq[1], p.batch, cq[CL - 2], cq[CL - 1]};
+        it.locate(gm0);
+        for (int64_t i = 0; i < MR; ++i) {
+          c[i] = dx + ((it.n * in_h + py + it.a * sh) * in_w + px + it.b * sw) * in_c;
+          pix_off[i] = ((it.n * out_h + it.a) * out_w + it.b) * out_c + run0;
+          arow[i] = it.a;
+          if (i + 1 < gmr) it.next();  // rows >= gmr repeat the last pixel
+        }
+        int64_t k = 0;
+        for (int64_t u = 0; u < (kc > 0 ? nky : 0); ++u) {
+          const T** at = a + k * MR;
+          int32_t any = 0;
+          for (int64_t i = 0; i < MR; ++i) {
+            const int32_t in = arow[i] + du[u] >= 0 && arow[i] + du[u] < out_h;
+            at[i] = in ? dy + (pix_off[i] + du[u] * row_c) : zero;
+            any |= in;
+          }
+          if (any) b[k++] = bpack + (kys[u] * fw + kpos[kxs[vhi]]) * ocg * NR;
+        }
+        mr = gmr;
+        run_panels(0, k, kc);
+        continue;
+      }
+      int64_t bb = m0 % cw, aa = (m0 / cw) % ch, n = img + m0 / (cw * ch);
       if (pad.on) {  // every tap inside dyp: merged K runs from each pixel's own offset there
         if (*held != n) copy_image(dyp, n), *held = n;
         const int64_t nt = nky > 0 && nkx > 0 ? nky : 0, prow = pad.w * out_c;
@@ -489,7 +625,8 @@ size_t conv2d_backprop_input_workspace(int threads, const ConvTuning& tuning, co
     const int64_t taps = p.filter_h * p.filter_w, ocg = p.out_c / imax(1, p.groups);
     const int64_t panel = taps * ocg * NR, np = (p.filter_in_c + NR - 1) / NR;
     const bool priv = conv2d_backprop_input_private_panels(p, threads, p.groups * np * panel);
-    const DyPad pad = conv2d_backprop_input_dy_pad(p, MR, tuning.input_pad_dy, tuning.input_pad_rows, NRV);
+    const bool groups = conv2d_backprop_input_edge_groups(p, MR, tuning.input_edge_groups);
+    const DyPad pad = groups ? DyPad{} : conv2d_backprop_input_dy_pad(p, MR, tuning.input_pad_dy, tuning.input_pad_rows, NRV);
     bytes = conv2d_backprop_input_scratch<T>(p, MR, NR, pad, priv && threads > 1).total(threads);
   });
   return bytes;

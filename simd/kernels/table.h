@@ -118,6 +118,7 @@ struct InputPath {
   bool half = false;  // the streaming tile in half-width vectors (Tiles::stream_half_rows)
   bool padded_dy = false;  // the tile reads a zero-bordered copy of dy (small images)
   int row_tiles = 0;       // padded dy in tiles of this many pixels of one class row (0: MR in pixel order)
+  bool edge_groups = false;  // tiles of pixels with the same valid taps (conv2d_backprop_input_edge_groups)
 };
 
 // What Conv2DBackpropFilter runs for these params (PlanInfo::tiles): the few-input-channel
