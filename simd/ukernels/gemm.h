@@ -35,6 +35,9 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
+// Bytes Gemm::cols prefetches per k step when asked (two lines).
+inline constexpr int64_t kColsPrefetchBytes = 128;
+
 // Smaller tiles of the same micro-kernel for remainders of an MR-row tile: 2MR/3 and MR/3 rows.
 constexpr int rows_b(int mr) { return mr * 2 / 3 > 0 ? mr * 2 / 3 : 1; }
 constexpr int rows_c(int mr) { return mr / 3 > 0 ? mr / 3 : 1; }
@@ -94,8 +97,11 @@ struct Gemm {
   // adds to what c holds (the running sum is loaded first, so the order of additions is k
   // order across calls too). Rows i >= mr of a[k] must still be readable.
   // b's rows hold NR readable values (a packed panel, ldb = NR, or NR columns of a wider matrix).
+  // pf (an address, 0: none): step k also prefetches kColsPrefetchBytes bytes at
+  // pf + k * kColsPrefetchBytes (the driver's next K chunk, kernels/conv2d_backprop_filter.h); a
+  // hint only, never read, so it may point anywhere (a prefetch does not fault).
   GRADRT_SIMD_NOINLINE static void cols(int64_t kc, const T* const* a, int64_t a_off, const T* b, int64_t ldb, T* c,
-                                        int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+                                        int64_t ldc, int64_t mr, int64_t nr, bool accumulate, uintptr_t pf) {
     B acc[MR][NRV];
     alignas(64) T tmp[NR];
     bool full = nr == NR && mr == MR;
@@ -113,19 +119,31 @@ struct Gemm {
         }
       }
     }
-    GRADRT_GEMM_K_LOOP
-    for (int64_t k = 0; k < kc; ++k, b += ldb) {
-      const T* ak = a[k] + a_off;
-      B bv[NRV];
+    // The loop chosen once per call, the prefetch count fixed (conv1x1_stream.h found a run-time
+    // count in the k loop kept GCC from unrolling it).
+    auto k_loop = [&]<bool PF>() {
+      GRADRT_GEMM_K_LOOP
+      for (int64_t k = 0; k < kc; ++k, b += ldb) {
+        const T* ak = a[k] + a_off;
+        B bv[NRV];
 #pragma GCC unroll 4
-      for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
+        for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
 #pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
-        B av = V::set1(ak[i]);
+        for (int i = 0; i < MR; ++i) {
+          B av = V::set1(ak[i]);
 #pragma GCC unroll 4
-        for (int j = 0; j < NRV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+          for (int j = 0; j < NRV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+        }
+        if constexpr (PF) {
+          prefetch_lines<Arch>(reinterpret_cast<const void*>(pf), kColsPrefetchBytes);
+          pf += kColsPrefetchBytes;
+        }
       }
-    }
+    };
+    if (pf)
+      k_loop.template operator()<true>();
+    else
+      k_loop.template operator()<false>();
     if (full) {
 #pragma GCC unroll 16
       for (int i = 0; i < MR; ++i)
