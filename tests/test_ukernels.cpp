@@ -135,6 +135,15 @@ void test_cols(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng) {
         }
 }
 
+// A filter gradient's random x and dy for p, and a w of zeros (run_conv's filter operand, unread).
+struct FilterOperands {
+  std::vector<float> x, dy, w;
+};
+FilterOperands filter_operands(const gradrt::ConvParams& p, std::mt19937& rng) {
+  return {test::random_vec<float>(rng, p.x_elements()), test::random_vec<float>(rng, p.y_elements()),
+          std::vector<float>(size_t(p.w_elements()))};
+}
+
 }  // namespace
 
 TEST_CASE("cpu: GEMM micro-kernels of every ISA unit and tile against a scalar loop") {
@@ -257,9 +266,7 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
     for (const gradrt::ConvParams& p : shapes) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(test::describe(p));
-      const auto x = test::random_vec<float>(rng, p.x_elements());
-      const auto dy = test::random_vec<float>(rng, p.y_elements());
-      const std::vector<float> w(size_t(p.w_elements()));
+      const auto [x, dy, w] = filter_operands(p, rng);
       std::vector<float> out[2];
       for (int mode = 0; mode < 2; ++mode) {
         simd::ConvTuning tu = saved;
@@ -346,9 +353,7 @@ TEST_CASE("cpu: conv filter gradient, streaming 1x1 with prefetched K chunks, at
     for (const gradrt::ConvParams& p : shapes) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(test::describe(p));
-      const auto x = test::random_vec<float>(rng, p.x_elements());
-      const auto dy = test::random_vec<float>(rng, p.y_elements());
-      const std::vector<float> w(size_t(p.w_elements()));
+      const auto [x, dy, w] = filter_operands(p, rng);
       std::vector<float> out[3];
       const int64_t kibs[3] = {0, 1, 16};  // off; 1 KiB: the 16-pixel floor, many chunks
       for (int m = 0; m < 3; ++m) {
