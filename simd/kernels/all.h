@@ -112,11 +112,14 @@ template <class T, class Arch>
 FilterPath filter_path(const ConvTuning& tu, const ConvParams& p) {
   if (conv2d_backprop_filter_few_c_applies<T, Arch>(tu, p)) return FilterPath{.few_c = true};
   const GemmTile tile = conv2d_backprop_filter_tile<T, Arch>(tu, p);
-  int64_t slices = 1;
+  FilterPath fp{.tile = tile};
   with_gemm_tile<kTiles>(tile, [&]<int MR, int NRV>() {
-    slices = conv2d_backprop_filter_slices<T>(tu, p, MR, Gemm<T, Arch, MR, NRV>::NR);
+    constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
+    fp.slices = conv2d_backprop_filter_slices<T>(tu, p, MR, NR);
+    const FilterChunk chunk = conv2d_backprop_filter_chunk<T>(tu, p, MR, NR);
+    fp.chunk = chunk.kc, fp.prefetch = chunk.prefetch;
   });
-  return FilterPath{.tile = tile, .slices = slices};
+  return fp;
 }
 
 template <class Arch>
