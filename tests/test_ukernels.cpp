@@ -226,19 +226,6 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
   for (const gradrt::ConvParams& p : {shape(2, 14, 9, 3, 48, 3, 1), shape(1, 11, 13, 2, 32, 5, 2),
                                       shape(1, 2, 6, 3, 16, 3, 1), shape(1, 3, 17, 3, 64, 7, 2)})
     shapes.push_back(p);
-  // The interior read in place and the edge blocks through the buffer (FewCInterior, FewCBlock):
-  // image widths 1-3 (out_w below the filter width) and 11, strides 1-3, every left pad 0..fw-1
-  // (the right one fw-1-pl), the top pad and height following them (interior rows from none to
-  // most); 3x3 and 3x7 filters, 2 images (segments that end at an image's last rows).
-  for (int64_t fw : {3, 7})
-    for (int64_t in_w : {1, 2, 3, 11})
-      for (int64_t s = 1; s <= 3; ++s)
-        for (int64_t pl = 0; pl < fw; ++pl) {
-          gradrt::ConvParams e = shape(2, 3 + pl + s, in_w, 3, 16, 3, s);
-          e.filter_w = fw, e.pad_left = pl, e.pad_top = pl % 3;
-          e.out_w = (in_w - 1) / s + 1, e.out_h = (e.in_h - 1) / s + 1;  // total pads fw-1 and 2
-          shapes.push_back(e);
-        }
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
     // max_c 0: the per-tap GEMM, the same shapes; stack: whole filter rows stacked in a tile;

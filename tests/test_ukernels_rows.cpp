@@ -378,11 +378,9 @@ void dwx2_row(const Rows& u, std::mt19937& rng, Report& r) {
 }
 
 // ---- the few-input-channel filter gradient's single-row tile (kernels/conv2d_backprop_filter_few_c.h):
-// row i < R, column j < NRV*lanes, b's pixels ldb apart, its rows brs apart:
-//   c[i*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + i] * b[r*brs + q*ldb + j]
-// Strides wider than the data (b's rows: contiguous pixels, or a block narrower than its image
-// with a gap after each row, as the driver's interior and edge blocks) and sentinels in the
-// gaps of c.
+// row i < R, column j < NRV*lanes, b's pixels consecutive (ldb apart) over rows and columns:
+//   c[i*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + i] * b[(r*ncols + q)*ldb + j]
+// Strides wider than the data and sentinels in the gaps of c.
 void few_c(const Rows& u, std::mt19937& rng, Report& r) {
   if (!u.few_c) return;
   for (int nrv : {1, 2}) {
@@ -391,19 +389,17 @@ void few_c(const Rows& u, std::mt19937& rng, Report& r) {
       if (R < 1 || R > rmax) continue;
       for (int64_t nrows : {1, 2, 5})
         for (int64_t ncols : {1, 3, 6})
-          for (int mode = 0; mode < 4; ++mode) {  // accumulate or not; b's rows contiguous or apart
-            const bool acc = mode & 1;
-            const int64_t gap = mode < 2 ? 0 : 2;
-            const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes, brs = (ncols + gap) * ldb + gap;
+          for (bool acc : {false, true}) {
+            const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes;
             const int64_t acs = R + 2, ars = ncols * acs + 3, ldc = nr + 3;
             const Vec a = test::random_vec<float>(rng, nrows * ars);
-            const Vec b = test::random_vec<float>(rng, nrows * brs);
+            const Vec b = test::random_vec<float>(rng, nrows * ncols * ldb);
             Vec c = with_sentinel(size_t(R * ldc));
             const Vec init = test::random_vec<float>(rng, int64_t(c.size()));
             for (int64_t e = 0; e < R * ldc; ++e)
               if (e % ldc < nr) c[size_t(e)] = init[size_t(e)];
-            u.few_c(nrv, R, nrows, ncols, a.data(), ars, acs, b.data(), brs, ldb, c.data(), ldc, acc);
-            const std::string shape = at("few_c NRV R nrows ncols gap acc", {nrv, R, nrows, ncols, gap, acc});
+            u.few_c(nrv, R, nrows, ncols, a.data(), ars, acs, b.data(), ldb, c.data(), ldc, acc);
+            const std::string shape = at("few_c NRV R nrows ncols acc", {nrv, R, nrows, ncols, acc});
             for (int64_t e = 0; e < int64_t(c.size()); ++e) {
               const int64_t i = e / ldc, j = e % ldc;
               if (i >= R || j >= nr) {
@@ -413,7 +409,7 @@ void few_c(const Rows& u, std::mt19937& rng, Report& r) {
               double want = acc ? init[size_t(e)] : 0, mag = std::fabs(want);
               for (int64_t rr = 0; rr < nrows; ++rr)
                 for (int64_t q = 0; q < ncols; ++q) {
-                  const double term = double(a[size_t(rr * ars + q * acs + i)]) * b[size_t(rr * brs + q * ldb + j)];
+                  const double term = double(a[size_t(rr * ars + q * acs + i)]) * b[size_t((rr * ncols + q) * ldb + j)];
                   want += term, mag += std::fabs(term);
                 }
               r.near(c[size_t(e)], want, mag, shape);
@@ -424,7 +420,7 @@ void few_c(const Rows& u, std::mt19937& rng, Report& r) {
 }
 
 // ---- the stacked tile: KY filter rows k of J values, rows k*J + i of c:
-//   c[(k*J + i)*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + k*kys + i] * b[r*brs + q*ldb + j]
+//   c[(k*J + i)*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + k*kys + i] * b[(r*ncols + q)*ldb + j]
 void few_c_stack(const Rows& u, std::mt19937& rng, Report& r) {
   if (!u.few_c_stack) return;
   for (int KY : {2, 3})
@@ -434,20 +430,17 @@ void few_c_stack(const Rows& u, std::mt19937& rng, Report& r) {
         if (J < 1 || J > jmax) continue;
         for (int64_t nrows : {1, 3})
           for (int64_t ncols : {1, 5})
-            for (int mode = 0; mode < 4; ++mode) {  // as few_c's
-              const bool acc = mode & 1;
-              const int64_t gap = mode < 2 ? 0 : 3;
-              const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes, ldc = nr + 3, brs = (ncols + gap) * ldb + gap;
+            for (bool acc : {false, true}) {
+              const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes, ldc = nr + 3;
               const int64_t kys = J + 5, acs = 2, ars = ncols * acs + KY * kys + 1;
               const Vec a = test::random_vec<float>(rng, nrows * ars);
-              const Vec b = test::random_vec<float>(rng, nrows * brs);
+              const Vec b = test::random_vec<float>(rng, nrows * ncols * ldb);
               Vec c = with_sentinel(size_t(KY * J * ldc));
               const Vec init = test::random_vec<float>(rng, int64_t(c.size()));
               for (int64_t e = 0; e < KY * J * ldc; ++e)
                 if (e % ldc < nr) c[size_t(e)] = init[size_t(e)];
-              u.few_c_stack(KY, nrv, J, nrows, ncols, a.data(), ars, acs, kys, b.data(), brs, ldb, c.data(), ldc, acc);
-              const std::string shape =
-                  at("few_c_stack KY NRV J nrows ncols gap acc", {KY, nrv, J, nrows, ncols, gap, acc});
+              u.few_c_stack(KY, nrv, J, nrows, ncols, a.data(), ars, acs, kys, b.data(), ldb, c.data(), ldc, acc);
+              const std::string shape = at("few_c_stack KY NRV J nrows ncols acc", {KY, nrv, J, nrows, ncols, acc});
               for (int64_t e = 0; e < int64_t(c.size()); ++e) {
                 const int64_t row = e / ldc, j = e % ldc;
                 if (row >= KY * J || j >= nr) {
@@ -458,7 +451,7 @@ void few_c_stack(const Rows& u, std::mt19937& rng, Report& r) {
                 double want = acc ? init[size_t(e)] : 0, mag = std::fabs(want);
                 for (int64_t rr = 0; rr < nrows; ++rr)
                   for (int64_t q = 0; q < ncols; ++q) {
-                    const double term = double(a[size_t(rr * ars + q * acs + k * kys + i)]) * b[size_t(rr * brs + q * ldb + j)];
+                    const double term = double(a[size_t(rr * ars + q * acs + k * kys + i)]) * b[size_t((rr * ncols + q) * ldb + j)];
                     want += term, mag += std::fabs(term);
                   }
                 r.near(c[size_t(e)], want, mag, shape);

@@ -8,20 +8,15 @@
 // (out_c a multiple of the vector width); the accumulators span R of the m rows and NRV
 // vectors of out_c, as many as the unit's GEMM tile has registers for.
 //
-// Image edges: interior pixels (every tap's x row and column in range: FewCInterior) read x
-// in place. The others, per segment of output rows, read a zero-padded buffer
-// [rows][Wb*Ci], Wb = (out_w-1)*sw + fw columns (column b is x column b - pl), into which
-// the segment copies only what they read: whole x rows under the top and bottom edge rows,
-// the left and right edge columns under the others. Padding contributes 0*dy. (Session 14
-// copied every x row the segment read: 18-19% of the time at 3x3 s2 3->16, where each x float
-// feeds only ~2.25 vector FMAs.) A segment's pixels come in blocks of rows x columns read
-// alike (FewCBlock): the tiles take a dy row stride, since a block is narrower than out_w.
+// Image edges: per segment of output rows, the x rows it reads (under every ky) are copied
+// once into a zero-padded buffer [rows][Wb*Ci], Wb = (out_w-1)*sw + fw columns (column b is
+// x column b - pl), so every pixel reads the same way; x has Ci channels, so the copy is
+// small beside the fw*Ci*out_c FMAs per pixel and filter row. Padding contributes 0*dy.
 //
 // Determinism: the output rows (n, oy) are cut into chunks by the shape alone (never the
-// thread count); a chunk sums its pixels into its own partial dw, segment after segment and
-// within a segment block after block in a fixed order (each call adding onto the stored
-// value); dw = the partials added in chunk order. Threads only pick which chunks they
-// compute: the bits do not depend on the thread count.
+// thread count); a chunk sums its pixels in order into its own partial dw (segment after
+// segment, each call adding onto the stored value); dw = the partials added in chunk order.
+// Threads only pick which chunks they compute: the bits do not depend on the thread count.
 #pragma once
 
 #include "common.h"
@@ -35,8 +30,8 @@ constexpr int kFewCAcc = kTiles.gemm[0].rows * kTiles.gemm[0].vectors;
 constexpr int kFewCVec = kTiles.gemm[0].vectors;
 
 // Filter rows stacked in one tile: KY filter rows ky + k (k < KY) of J = m values each, for one
-// output pixel: rows (k, j) of A at a[k*kys + j] (kys: x's or the buffer's rows between filter
-// rows), C's rows k*J + j consecutive (J = m: the whole filter row). Per pixel one load of NRV dy
+// output pixel: rows (k, j) of A at a[k*kys + j] (kys: the x buffer's rows between filter rows),
+// C's rows k*J + j consecutive (J = m: the whole filter row). Per pixel one load of NRV dy
 // vectors feeds KY*J*NRV FMAs into as many independent accumulators: with out_c 16 (NRV 1) and
 // m = 9 a lone filter row has 9 chains of FMAs, too few to hide the FMA latency at two FMAs per
 // cycle; 3x3x3 stacks to 27. Each accumulator's chain is FewCTile's: the same bits.
@@ -47,8 +42,7 @@ struct FewCStackTile {
   static constexpr int64_t L = V::width;
 
   GRADRT_SIMD_NOINLINE static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs,
-                                       int64_t kys, const T* b, int64_t brs, int64_t ldb, T* c, int64_t ldc,
-                                       bool accumulate) {
+                                       int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
     B acc[KY][J][NRV];
 #pragma GCC unroll 4
     for (int k = 0; k < KY; ++k)
@@ -59,12 +53,11 @@ struct FewCStackTile {
           acc[k][i][j] = accumulate ? V::load(c + (k * J + i) * ldc + j * L) : V::zero();
     for (int64_t r = 0; r < nrows; ++r) {
       const T* ap = a + r * ars;
-      const T* bp = b + r * brs;
       GRADRT_GEMM_K_LOOP
-      for (int64_t q = 0; q < ncols; ++q, ap += acs, bp += ldb) {
+      for (int64_t q = 0; q < ncols; ++q, ap += acs, b += ldb) {
         B bv[NRV];
 #pragma GCC unroll 4
-        for (int j = 0; j < NRV; ++j) bv[j] = V::load(bp + j * L);
+        for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
 #pragma GCC unroll 4
         for (int k = 0; k < KY; ++k)
 #pragma GCC unroll 32
@@ -84,16 +77,15 @@ struct FewCStackTile {
   }
 };
 
-// c[i*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + i] * b[r*brs + q*ldb + j]
+// c[i*ldc + j] (+)= sum_{r < nrows, q < ncols} a[r*ars + q*acs + i] * b[(r*ncols + q)*ldb + j]
 // for i < R, j < NRV*L: R rows of A at a constant stride acs per pixel (a row of output pixels)
-// and ars per output row; b's pixels ldb apart, its rows brs apart (a block of pixels narrower
-// than the image: brs > ncols*ldb). accumulate: add onto c.
+// and ars per output row; b's rows are consecutive pixels (ldb apart). accumulate: add onto c.
 // One filter row: the stacked tile with KY = 1 (the same machine code: k*kys is 0).
 template <class T, class Arch, int R, int NRV>
 struct FewCTile {
-  static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
-                  int64_t ldb, T* c, int64_t ldc, bool accumulate) {
-    FewCStackTile<T, Arch, 1, R, NRV>::run(nrows, ncols, a, ars, acs, 0, b, brs, ldb, c, ldc, accumulate);
+  static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs, const T* b, int64_t ldb, T* c,
+                  int64_t ldc, bool accumulate) {
+    FewCStackTile<T, Arch, 1, R, NRV>::run(nrows, ncols, a, ars, acs, 0, b, ldb, c, ldc, accumulate);
   }
 };
 
@@ -125,10 +117,9 @@ void few_c_stack_tile(int64_t j, A... args) {
 // few_c_stack_tile by run-time (ky, nrv), for the micro-kernel tester (RowUkernels::few_c_stack).
 template <class T, class Arch>
 void few_c_stack_ukernel(int ky, int nrv, int64_t j, int64_t nrows, int64_t ncols, const T* a, int64_t ars,
-                         int64_t acs, int64_t kys, const T* b, int64_t brs, int64_t ldb, T* c, int64_t ldc,
-                         bool accumulate) {
+                         int64_t acs, int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
   auto with = [&]<int KY, int V>() {
-    few_c_stack_tile<T, Arch, KY, V>(j, nrows, ncols, a, ars, acs, kys, b, brs, ldb, c, ldc, accumulate);
+    few_c_stack_tile<T, Arch, KY, V>(j, nrows, ncols, a, ars, acs, kys, b, ldb, c, ldc, accumulate);
   };
   if (ky == 2) nrv == 2 ? with.template operator()<2, 2>() : with.template operator()<2, 1>();
   else if (ky == 3) nrv == 2 ? with.template operator()<3, 2>() : with.template operator()<3, 1>();
@@ -141,10 +132,10 @@ constexpr int kFewCVecMax = kFewCVec < 2 ? kFewCVec : 2;
 // few_c_tile by run-time (nrv, r), for the micro-kernel tester (table.h RowUkernels::few_c).
 template <class T, class Arch>
 void few_c_ukernel(int nrv, int64_t r, int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs,
-                   const T* b, int64_t brs, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+                   const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
   if constexpr (kFewCVecMax >= 2)
-    if (nrv == 2) return few_c_tile<T, Arch, 2>(r, nrows, ncols, a, ars, acs, b, brs, ldb, c, ldc, accumulate);
-  if (nrv == 1) few_c_tile<T, Arch, 1>(r, nrows, ncols, a, ars, acs, b, brs, ldb, c, ldc, accumulate);
+    if (nrv == 2) return few_c_tile<T, Arch, 2>(r, nrows, ncols, a, ars, acs, b, ldb, c, ldc, accumulate);
+  if (nrv == 1) few_c_tile<T, Arch, 1>(r, nrows, ncols, a, ars, acs, b, ldb, c, ldc, accumulate);
 }
 
 // The path's choice, from the shape (and the tuning's channel limit, 0: off): one group,
@@ -200,31 +191,6 @@ struct FewCRowTiles {
   }
 };
 
-// The output positions [lo, hi) along one axis whose every tap reads x in range: position o
-// reads [o*stride - pad, o*stride - pad + span), span = the (dilated) filter extent; in range
-// when o*stride >= pad and o*stride <= in + pad - span, i.e. o in
-// [ceil(pad/stride), floor((in + pad - span)/stride)], clipped to [0, out). hi = lo when none
-// (an image narrower than the filter).
-struct FewCInterior {
-  int64_t lo, hi;
-  FewCInterior(int64_t in, int64_t out, int64_t pad, int64_t stride, int64_t span) {
-    lo = imin(out, pad > 0 ? (pad + stride - 1) / stride : 0);
-    const int64_t last = in + pad - span;  // the last in-range start, in padded coordinates
-    hi = last < 0 ? lo : imax(lo, imin(out, last / stride + 1));
-  }
-};
-
-// Pixels of a segment read alike: nrows output rows of ncols pixels. a: the x value (ky 0,
-// kx 0, c 0) of the first pixel, in x itself or in the padded buffer, ars / kys apart between
-// output rows / filter rows there; b: the first pixel's dy (rows out_w*out_c apart).
-template <class T>
-struct FewCBlock {
-  const T* a;
-  int64_t ars, kys;
-  const T* b;
-  int64_t nrows, ncols;
-};
-
 // stack_rows: whole filter rows in one tile where they fit (ConvTuning::filter_few_c_stack).
 template <class T, class Arch>
 void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool stack_rows, const T* x, const T* dy,
@@ -250,90 +216,47 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
   T* part = f.chunks > 1 ? scratch.take<T>(f.chunks * nw) : dw;
   ThreadParts parts(scratch, conv2d_backprop_filter_few_c_scratch<T>(p).per_thread, exec.threads);
   const int64_t in_h = p.in_h, in_w = p.in_w, sh = p.stride_h, sw = p.stride_w, pt = p.pad_top, pl = p.pad_left;
-  const int64_t span_h = (p.filter_h - 1) * p.dilation_h + 1;
-  const FewCInterior cols(in_w, p.out_w, pl, sw, p.filter_w), rows_in(in_h, p.out_h, pt, sh, span_h);
-  // Buffer column b is x column b - pl: x's columns fill [b_lo, b_hi), zeros around. The left
-  // edge pixels [0, cols.lo) read buffer columns [0, e_lo), the right ones [cols.hi, out_w) read
-  // [e_hi, wb): the columns copied under interior rows.
+  // Buffer column b is x column b - pl: x's columns fill [b_lo, b_hi), zeros around.
   const int64_t b_lo = imin(imax(pl, 0), f.wb), b_hi = imin(imax(in_w + pl, b_lo), f.wb);
-  const int64_t e_lo = cols.lo > 0 ? imin(b_hi, (cols.lo - 1) * sw + p.filter_w) : b_lo;
-  const int64_t e_hi = cols.hi < p.out_w ? imax(b_lo, cols.hi * sw) : b_hi;
-  const int64_t rows = p.batch * p.out_h, dys = p.out_w * co, acs = sw * ci;
+  const int64_t rows = p.batch * p.out_h;
   par(exec, f.chunks, 1, [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* xb = mine.take<T>(f.seg_in_rows * rowlen);
     // The padding columns [0, b_lo) and [b_hi, wb) of every buffer row are zeroed here, once per
-    // call of this thread: the copies below write only columns within [b_lo, b_hi) (a row outside
-    // x: zeros there). The per-row memsets of the pads were ~3% of the 3x3 64x64x3->16 s2 row (perf).
+    // call of this thread: the copies below write only columns [b_lo, b_hi) (a row outside x: zeros
+    // there). The per-row memsets of the pads were ~3% of the 3x3 64x64x3->16 s2 row (perf).
     std::memset(static_cast<void*>(xb), 0, sizeof(T) * size_t(f.seg_in_rows * rowlen));
-    auto copy = [&](T* row, const T* xrow, int64_t b0, int64_t b1) {  // buffer columns [b0, b1) of x's
-      if (b1 > b0) std::memcpy(row + b0 * ci, xrow + (b0 - pl) * ci, sizeof(T) * size_t((b1 - b0) * ci));
-    };
-    FewCBlock<T> blocks[5];
     for (int64_t chunk = c0; chunk < c1; ++chunk) {
       T* out = part + (f.chunks > 1 ? chunk * nw : 0);
       const int64_t r_end = imin(rows, (chunk + 1) * f.chunk_rows);
       bool first = true;
-      // Segments: output rows [oy0, oy1) of image n, within the chunk; rows [i0, i1) of them
-      // interior, the others (top, bottom) edge rows.
+      // Segments: output rows [r, r + sr) of image n, within the chunk.
       for (int64_t r = chunk * f.chunk_rows; r < r_end;) {
         const int64_t n = r / p.out_h, oy0 = r % p.out_h;
-        const int64_t sr = imin(imin(f.seg_rows, p.out_h - oy0), r_end - r), oy1 = oy0 + sr;
-        const int64_t i0 = imin(imax(rows_in.lo, oy0), oy1), i1 = imin(imax(rows_in.hi, i0), oy1);
-        const int64_t in_rows = (sr - 1) * sh + span_h;
-        // Buffer rows [0, top_end) and [bottom_lo, in_rows) are read by edge rows: whole rows.
-        const int64_t top_end = i0 > oy0 ? (i0 - 1 - oy0) * sh + span_h : 0;
-        const int64_t bottom_lo = i1 < oy1 ? (i1 - oy0) * sh : in_rows;
+        const int64_t sr = imin(imin(f.seg_rows, p.out_h - oy0), r_end - r);
+        const int64_t in_rows = (sr - 1) * sh + (p.filter_h - 1) * p.dilation_h + 1;
         for (int64_t j = 0; j < in_rows; ++j) {  // buffer row j = x row oy0*sh - pt + j
           const int64_t iy = oy0 * sh - pt + j;
-          T* row = xb + j * rowlen;
-          const bool inside = iy >= 0 && iy < in_h;
-          const T* xrow = inside ? x + (n * in_h + iy) * in_w * ci : nullptr;
-          if (j < top_end || j >= bottom_lo) {
-            if (inside) copy(row, xrow, b_lo, b_hi);
-            else std::memset(static_cast<void*>(row + b_lo * ci), 0, sizeof(T) * size_t((b_hi - b_lo) * ci));
-          } else if (inside) {  // (a row outside x here is read by no pixel)
-            copy(row, xrow, b_lo, e_lo);
-            copy(row, xrow, imax(e_hi, e_lo), b_hi);  // (overlapping e_lo: copied once)
-          }
+          T* dst = xb + b_lo * ci + j * rowlen;
+          const size_t bytes = sizeof(T) * size_t((b_hi - b_lo) * ci);
+          if (iy < 0 || iy >= in_h) std::memset(static_cast<void*>(dst), 0, bytes);
+          else std::memcpy(dst, x + ((n * in_h + iy) * in_w + b_lo - pl) * ci, bytes);
         }
-        const T* dyr = dy + r * dys;  // the segment's first pixel
-        // Blocks in a fixed order: interior, left, right, top, bottom (empty ones dropped).
-        const int64_t bars = sh * rowlen, bkys = p.dilation_h * rowlen, xars = sh * in_w * ci;
-        int nb = 0;
-        // Output rows [y0, y1) x columns [x0, x1); a(): its first pixel's x (called only when not
-        // empty: an empty interior's x column may lie outside x).
-        auto add = [&](auto a, int64_t ars, int64_t kys, int64_t y0, int64_t y1, int64_t x0, int64_t x1) {
-          if (y1 > y0 && x1 > x0) blocks[nb++] = {a(), ars, kys, dyr + (y0 - oy0) * dys + x0 * co, y1 - y0, x1 - x0};
-        };
-        // Output pixel (oy, ox) of the segment reads buffer row (oy - oy0)*sh, column ox*sw.
-        auto buf = [&](int64_t oy, int64_t ox) { return [=] { return xb + (oy - oy0) * bars + ox * acs; }; };
-        add([&] { return x + ((n * in_h + i0 * sh - pt) * in_w + cols.lo * sw - pl) * ci; }, xars,
-            p.dilation_h * in_w * ci, i0, i1, cols.lo, cols.hi);
-        add(buf(i0, 0), bars, bkys, i0, i1, 0, cols.lo);
-        add(buf(i0, cols.hi), bars, bkys, i0, i1, cols.hi, p.out_w);
-        add(buf(oy0, 0), bars, bkys, oy0, i0, 0, p.out_w);
-        add(buf(i1, 0), bars, bkys, i1, oy1, 0, p.out_w);
-        // Every block of the segment through one tile: A from filter row ky, dy from vector v0.
-        // The chunk's first call stores, the others add.
-        auto each = [&](int64_t ky, int64_t v0, auto&& tile) {
-          for (int k = 0; k < nb; ++k) {
-            const FewCBlock<T>& bl = blocks[k];
-            tile(bl.a + ky * bl.kys, bl.ars, bl.kys, bl.b + v0 * L, bl.nrows, bl.ncols, !first || k > 0);
-          }
-        };
+        const T* dyr = dy + r * p.out_w * co;  // the segment's pixels, consecutive in dy
+        const int64_t ars = sh * rowlen, acs = sw * ci;
         if (stack > 1) {  // whole filter rows stacked, KY at a time (one tile of m rows each)
           for (int64_t ky = 0; ky < p.filter_h;) {
             const int64_t ks = imin(stack, p.filter_h - ky);
             for (int64_t v0 = 0; v0 < nv; v0 += nrv1) {
               const int64_t v = imin(nrv1, nv - v0);
+              const T* at = xb + ky * p.dilation_h * rowlen;
+              const T* bt = dyr + v0 * L;
               T* ct = out + ky * m * co + v0 * L;
+              const int64_t kys = p.dilation_h * rowlen;
               auto stacked = [&]<int NV>() {
-                each(ky, v0, [&](const T* at, int64_t ars, int64_t kys, const T* bt, int64_t nr, int64_t nc, bool acc) {
-                  if (ks == 1) few_c_tile<T, Arch, NV>(m, nr, nc, at, ars, acs, bt, dys, co, ct, co, acc);
-                  else if (ks == 2) few_c_stack_tile<T, Arch, 2, NV>(m, nr, nc, at, ars, acs, kys, bt, dys, co, ct, co, acc);
-                  else few_c_stack_tile<T, Arch, 3, NV>(m, nr, nc, at, ars, acs, kys, bt, dys, co, ct, co, acc);
-                });
+                if (ks == 1) few_c_tile<T, Arch, NV>(m, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first);
+                else if (ks == 2) few_c_stack_tile<T, Arch, 2, NV>(m, sr, p.out_w, at, ars, acs, kys, bt, co, ct, co, !first);
+                else few_c_stack_tile<T, Arch, 3, NV>(m, sr, p.out_w, at, ars, acs, kys, bt, co, ct, co, !first);
               };
               if (v == 2) stacked.template operator()<2>();
               else stacked.template operator()<1>();
@@ -346,13 +269,16 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
               const int64_t rt = m / plan.tiles + (t < m % plan.tiles);  // rows of this tile
               for (int64_t v0 = 0; v0 < nv; v0 += nrv1) {
                 const int64_t v = imin(nrv1, nv - v0);
+                // The tile's first (kx, c) value in x row 0 of filter row ky.
+                const T* at = xb + ky * p.dilation_h * rowlen + r0;
+                const T* bt = dyr + v0 * L;
                 T* ct = out + (ky * m + r0) * co + v0 * L;
-                // The tile's first (kx, c) value is r0 values into filter row ky's.
-                each(ky, v0, [&](const T* at, int64_t ars, int64_t, const T* bt, int64_t nr, int64_t nc, bool acc) {
-                  if constexpr (kFewCVecMax >= 2)
-                    if (v == 2) return few_c_tile<T, Arch, 2>(rt, nr, nc, at + r0, ars, acs, bt, dys, co, ct, co, acc);
-                  few_c_tile<T, Arch, 1>(rt, nr, nc, at + r0, ars, acs, bt, dys, co, ct, co, acc);
-                });
+                if constexpr (kFewCVecMax >= 2)
+                  if (v == 2) {
+                    few_c_tile<T, Arch, 2>(rt, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first);
+                    continue;
+                  }
+                few_c_tile<T, Arch, 1>(rt, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first);
               }
               r0 += rt;
             }
