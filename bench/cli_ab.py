@@ -77,9 +77,9 @@ def relu_bias_kernels(batch):
 
 def small_c_kernels(batch):
     """Filter gradients of first layers with 3 input channels (issue 21, the Keras step's models;
-    the batch there is 32 or 64)."""
+    the batch there is 32 or 64; 3x3 s2 ->32 and 7x7 s2 ->64: other common stems)."""
     out = []
-    for f, hw, co, s in [(7, 64, 32, 2), (3, 32, 32, 1), (3, 64, 16, 2)]:
+    for f, hw, co, s in [(7, 64, 32, 2), (3, 32, 32, 1), (3, 64, 16, 2), (3, 64, 32, 2), (7, 64, 64, 2)]:
         o = (hw + s - 1) // s
         x, w, dy = [batch, hw, hw, 3], [f, f, 3, co], [batch, o, o, co]
         out.append(("conv", "Conv2DBackpropFilter", "%dx%d %dx%dx3->%d s%d" % (f, f, hw, hw, co, s),
