@@ -376,7 +376,7 @@ TEST_CASE("cpu: conv filter gradient, streaming 1x1 with prefetched K chunks, at
   // Not where x is not read row after row (stride 2, a 3x3, explicit padding) or dw has more
   // tiles than filter_split_tiles.
   simd::ConvTuning tu = simd::cpu_tuning(simd::cpu_isa());
-  tu.filter_few_c_max = 0, tu.filter_split_tiles = 1 << 20;
+  tu.filter_few_c_max = 0, tu.filter_split_tiles = 1 << 20, tu.filter_prefetch_kib = 16;
   const simd::KernelTable* kt = simd::kernel_table(simd::cpu_isa());
   CHECK(kt->filter_path(tu, test::same_conv_params(4, 8, 8, 32, 32, 1, 1), false).prefetch);
   CHECK_FALSE(kt->filter_path(tu, test::same_conv_params(4, 8, 8, 32, 32, 1, 2), false).prefetch);
