@@ -260,14 +260,13 @@ class CpuBackend final : public Backend {
   // Conv2DBackpropInput's path, as PlanInfo::tiles: "stream RxCV" (the 1x1 streaming tile:
   // R pixels x CV vectors of dx channels; "stream Rx1 half": in half-width vectors) or
   // "gemm MRxNRV" (+ ", padded dy" [+ ", row tiles R"]); Conv2DBackpropFilter's: "few-c" or
-  // "gemm MRxNRV" (+ ", K slices S")(+ ", K chunks KC prefetched"); "" for the other kernels.
+  // "gemm MRxNRV" (+ ", K slices S"); "" for the other kernels.
   std::string tiles_for(const KernelQuery& q) override {
     if (q.kernel == Kernel::conv2d_backprop_filter && q.params && kt().filter_path) {
       const simd::FilterPath fp = kt().filter_path(tuning(), q.params_as<ConvParams>(), q.dtype == DType::float64);
       if (fp.few_c) return "few-c";
       return "gemm " + std::to_string(fp.tile.rows) + "x" + std::to_string(fp.tile.vectors) +
-             (fp.slices > 1 ? ", K slices " + std::to_string(fp.slices) : "") +
-             (fp.prefetch ? ", K chunks " + std::to_string(fp.chunk) + " prefetched" : "");
+             (fp.slices > 1 ? ", K slices " + std::to_string(fp.slices) : "");
     }
     if (q.kernel != Kernel::conv2d_backprop_input || !q.params || !kt().input_path) return "";
     const simd::InputPath ip = kt().input_path(tuning(), q.params_as<ConvParams>(), q.dtype == DType::float64);

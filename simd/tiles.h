@@ -37,14 +37,6 @@ struct ConvTuning {
   int64_t filter_split_pixels = 1024;
   int64_t filter_split_kib = 1024;
   int64_t filter_split_tiles = 16;
-  // Also with at most filter_split_tiles dw tiles, where x is read row after row (1x1, stride 1,
-  // no padding): K chunks of this many KiB of x + dy, and each chunk's first tile passes
-  // prefetch the next chunk (conv2d_backprop_filter.h "Streaming"). 0: off (the K chunks above,
-  // no prefetch); GRADRT_CPU_TILES=filter_pf=KIB. Off everywhere: on the quiet Cascade Lake after
-  // the merge (6x4 filter tile, session 15) 16 KiB took 0.99 / 1.10x the CPU time of off on 1x1
-  // 32x32x32->32 b32 (1 / 2 threads) and 1.24 / 1.37x on 1x1 16x16x64->64; with the 12x2 tile
-  // 0.79x on the first but 1.12-1.59x on the other two (bench/results_xeon_clx.txt).
-  int64_t filter_prefetch_kib = 0;
   // Conv2DBackpropFilter with at most this many input channels (one group, undilated
   // columns, fw > 1, out_c in whole vectors) runs conv2d_backprop_filter_few_c.h: GEMM rows are
   // a filter row's (kx, c) values. 0: off (the per-tap GEMM for every shape).

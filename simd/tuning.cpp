@@ -200,11 +200,6 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       if (std::sscanf(std::string(v, vn).c_str(), "%lld/%lld/%lld%c", &a, &b, &c, &tail) != 3 || a < 0 || b < 0 || c < 0)
         return false;
       t.filter_split_pixels = a, t.filter_split_kib = b, t.filter_split_tiles = c;
-    } else if (key == "filter_pf") {  // streaming 1x1 filter gradient: K chunk KiB of x + dy, prefetched (0: off)
-      long long a = -1;
-      char tail = 0;
-      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
-      t.filter_prefetch_kib = a;
     } else if (key == "filter_few_c") {  // the few-input-channel path up to this many channels (0: off)
       long long a = -1;
       char tail = 0;
@@ -271,15 +266,14 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 std::string describe(const ConvTuning& t) {
   char buf[768];
   std::snprintf(buf, sizeof buf,
-                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, filter prefetch %lld KiB, input dy prefetch %s, filter few-c to %lld%s, "
+                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, input dy prefetch %s, filter few-c to %lld%s, "
                 "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, "
                 "input 1x1 stream to %lld (prefetch %s), input edge groups %s, input dy pad %s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
                 static_cast<long long>(t.filter_k_wide), static_cast<long long>(t.filter_split_pixels),
-                static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles),
-                static_cast<long long>(t.filter_prefetch_kib), t.input_prefetch_dy ? "on" : "off",
+                static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.input_prefetch_dy ? "on" : "off",
                 static_cast<long long>(t.filter_few_c_max),
                 t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),

@@ -112,14 +112,11 @@ template <class T, class Arch>
 FilterPath filter_path(const ConvTuning& tu, const ConvParams& p) {
   if (conv2d_backprop_filter_few_c_applies<T, Arch>(tu, p)) return FilterPath{.few_c = true};
   const GemmTile tile = conv2d_backprop_filter_tile<T, Arch>(tu, p);
-  FilterPath fp{.tile = tile};
+  int64_t slices = 1;
   with_gemm_tile<kTiles>(tile, [&]<int MR, int NRV>() {
-    constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
-    fp.slices = conv2d_backprop_filter_slices<T>(tu, p, MR, NR);
-    const FilterChunk chunk = conv2d_backprop_filter_chunk<T>(tu, p, MR, NR);
-    fp.chunk = chunk.kc, fp.prefetch = chunk.prefetch;
+    slices = conv2d_backprop_filter_slices<T>(tu, p, MR, Gemm<T, Arch, MR, NRV>::NR);
   });
-  return fp;
+  return FilterPath{.tile = tile, .slices = slices};
 }
 
 template <class Arch>

@@ -17,16 +17,6 @@
 // are added in slice order at the end (combine_partials). Work items are (slice, tile), so
 // threads split the pixels too: each reads its part of x and dy once. The bits depend on S
 // (a shape fact), never on the thread count.
-//
-// Streaming (conv2d_backprop_filter_chunk): where such a small dw meets x and dy that are read
-// once, row after row (1x1, stride 1, no padding: pixel k's x row is x + k * in_c), the few tile
-// passes over a K chunk left the cores waiting on L3: the first pass of each chunk missed on
-// every x line (it reads 12 of a pixel's 32 channels, lines the hardware prefetchers did not
-// fetch ahead), and the other passes found the chunk in L1/L2. There the chunk shrinks to
-// ConvTuning::filter_prefetch_kib of x + dy (16 KiB: 64 pixels of 32 + 32 floats) and the
-// chunk's first passes prefetch the next chunk's x and dy rows, 128 bytes per k step, so that
-// the next chunk is on its way while this one computes. Chunking and prefetch never change
-// the bits (each dw value is still one FMA chain in pixel order).
 #pragma once
 
 #include "common.h"
@@ -67,64 +57,18 @@ ScratchSize conv2d_backprop_filter_scratch(int64_t fic, int64_t np, int64_t MR, 
 // dtype and tile only: never the thread count, which would change the bits.
 inline constexpr int64_t kMaxFilterSlices = 32;
 
-// MR x NR register tiles of dw: groups x taps x row tiles x column panels.
-inline int64_t conv2d_backprop_filter_tiles(const ConvParams& p, int64_t MR, int64_t NR) {
-  const int64_t groups = imax(1, p.groups), ocg = p.out_c / groups;
-  return groups * p.filter_h * p.filter_w * ((p.filter_in_c + MR - 1) / MR) * ((ocg + NR - 1) / NR);
-}
-
 template <class T>
 int64_t conv2d_backprop_filter_slices(const ConvTuning& tuning, const ConvParams& p, int64_t MR, int64_t NR) {
   const int64_t npix = p.batch * p.out_h * p.out_w, nw = p.w_elements();
   if (tuning.filter_split_pixels <= 0 || nw <= 0) return 1;
-  if (conv2d_backprop_filter_tiles(p, MR, NR) > tuning.filter_split_tiles) return 1;
+  const int64_t groups = imax(1, p.groups), ocg = p.out_c / groups;
+  const int64_t tiles = groups * p.filter_h * p.filter_w * ((p.filter_in_c + MR - 1) / MR) * ((ocg + NR - 1) / NR);
+  if (tiles > tuning.filter_split_tiles) return 1;
   const int64_t by_pixels = npix / tuning.filter_split_pixels;
   const int64_t by_bytes = (tuning.filter_split_kib << 10) / (nw * int64_t(sizeof(T)));
   const int64_t s = imin(kMaxFilterSlices, imin(by_pixels, by_bytes));
   return s >= 2 ? s : 1;
 }
-
-// The K chunk (pixels per pass over a dw tile) and whether the passes prefetch the next chunk
-// (header: streaming). The chunk: the dy panels of a chunk (KC x ocg) and the x rows it touches
-// stay in L2. Narrow oc (<= 128: 3x3 64->64) takes filter_k_narrow pixels (Zen 5: 512, halving
-// the dw tile reloads, +2.5% there); wider oc filter_k_wide (256: 512 was 1-2% slower for 1x1
-// 256->512); per microarchitecture in simd/tuning.cpp. Streaming where x is read in place row
-// after row (1x1, stride 1, no padding: x row k is pixel k's) and dw is at most
-// filter_split_tiles tiles (so few passes per chunk that the chunk's first read from L3 is the
-// time; with more, the chunk is reused from L2): a chunk of filter_prefetch_kib of x + dy.
-struct FilterChunk {
-  int64_t kc = 1;
-  bool prefetch = false;
-};
-
-template <class T>
-FilterChunk conv2d_backprop_filter_chunk(const ConvTuning& tuning, const ConvParams& p, int64_t MR, int64_t NR) {
-  const int64_t ocg = p.out_c / imax(1, p.groups), np = (ocg + NR - 1) / NR;
-  const int64_t kc = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
-  const bool rows_in_order = p.filter_h == 1 && p.filter_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                             p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
-  if (tuning.filter_prefetch_kib <= 0 || !rows_in_order ||
-      conv2d_backprop_filter_tiles(p, MR, NR) > tuning.filter_split_tiles)
-    return FilterChunk{kc, false};
-  const int64_t row_bytes = (p.in_c + p.out_c) * int64_t(sizeof(T));
-  return FilterChunk{imin(kc, imax(16, (tuning.filter_prefetch_kib << 10) / row_bytes)), true};
-}
-
-// The next K chunk's x and dy rows (two byte ranges) for the prefetch, handed to the tile
-// passes bytes at a time in item order until both are covered: a pass over kc pixels
-// prefetches kc * kColsPrefetchBytes. Addresses, not pointers: nothing reads them.
-struct NextChunk {
-  uintptr_t at[2] = {}, end[2] = {};
-  uintptr_t take(int64_t bytes) {
-    for (int r = 0; r < 2; ++r)
-      if (at[r] < end[r]) {
-        const uintptr_t a = at[r];
-        at[r] += uintptr_t(bytes);
-        return a;
-      }
-    return 0;
-  }
-};
 
 // With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants) and the K chunks of
 // `tuning`.
@@ -142,10 +86,12 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
     for (int64_t i = 0; i < nw; ++i) dw[i] = T(0);
     return;
   }
-  // The chunking never changes the bits: each dw value is one FMA chain in pixel order, stored
-  // and reloaded between chunks.
-  const FilterChunk chunk = conv2d_backprop_filter_chunk<T>(tuning, p, MR, NR);
-  const int64_t KC = chunk.kc;
+  // K chunk: the dy panels of a chunk (KC x ocg) and the x rows it touches stay in L2. Narrow
+  // oc (<= 128: 3x3 64->64) takes 512 pixels, halving the dw tile reloads (+2.5% there);
+  // wider oc keeps 256 (512 was 1-2% slower for 1x1 256->512). The chunking never changes
+  // the bits: each dw value is one FMA chain in pixel order, stored and reloaded between.
+  // (Zen 5's figures; `tuning` holds the K chunks per microarchitecture, simd/tuning.cpp.)
+  const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
   // In place, each panel pass reads NR values of every dy row: with 32-byte rows (SSE, NEON,
   // WASM) that is half a line per row and the K chunk's dy lines leave L1 between passes
   // (WASM 3x3 and 1x1: 15% slower than packed); with 128-byte rows (AVX-512) packing cost more
@@ -250,14 +196,6 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
             }
           }
         }
-        NextChunk next;
-        if (chunk.prefetch && k0 + kc < npix) {  // the next chunk's rows (x row k is pixel k's)
-          const int64_t nk = imin(kc, npix - k0 - kc);
-          next.at[0] = reinterpret_cast<uintptr_t>(x + (k0 + kc) * in_c);
-          next.end[0] = next.at[0] + uintptr_t(nk * in_c) * sizeof(T);
-          next.at[1] = reinterpret_cast<uintptr_t>(dy + (k0 + kc) * p.out_c);
-          next.end[1] = next.at[1] + uintptr_t(nk * p.out_c) * sizeof(T);
-        }
         int64_t packed = -1, offs_for = -1;
         for (int64_t item = i0; item < i1; ++item) {
           const int64_t gb = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
@@ -307,10 +245,9 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
             const bool direct = in_place && nr == NR;
             const int64_t ldb = direct ? p.out_c : NR;
             const T* bj = direct ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
-            const uintptr_t pf = next.take(kc * kColsPrefetchBytes);
-            if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, pf);
-            else if (kind == 1) Gemm<T, Arch, MB, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, pf);
-            else Gemm<T, Arch, MC, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, pf);
+            if (kind == 0) G::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
+            else if (kind == 1) Gemm<T, Arch, MB, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
+            else Gemm<T, Arch, MC, NRV>::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
           }
         }
       }
@@ -347,7 +284,7 @@ size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, c
   with_gemm_tile<kTiles>(conv2d_backprop_filter_tile<T, Arch>(tuning, p), [&]<int MR, int NRV>() {
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
     const int64_t np = (p.out_c / imax(1, p.groups) + NR - 1) / NR;
-    const int64_t KC = conv2d_backprop_filter_chunk<T>(tuning, p, MR, NR).kc;
+    const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
     const int64_t slices = conv2d_backprop_filter_slices<T>(tuning, p, MR, NR);
     bytes = conv2d_backprop_filter_scratch<T>(p.filter_in_c, np, MR, NR, KC, slices > 1 ? slices * p.w_elements() : 0)
                 .total(threads);

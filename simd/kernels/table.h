@@ -30,7 +30,7 @@ struct GemmUkernel {
   void (*rows)(int64_t ntaps, int64_t kc, const float* const* a, int64_t as, const float* const* b, float* const* c,
                int64_t mr, int64_t nr) = nullptr;
   void (*cols)(int64_t kc, const float* const* a, int64_t a_off, const float* b, int64_t ldb, float* c, int64_t ldc,
-               int64_t mr, int64_t nr, bool accumulate, uintptr_t pf) = nullptr;
+               int64_t mr, int64_t nr, bool accumulate) = nullptr;
 };
 
 // The depthwise filter gradient's micro-kernels (ukernels/depthwise_filter.h) and FusedBatchNormGrad's
@@ -127,8 +127,6 @@ struct FilterPath {
   bool few_c = false;
   GemmTile tile;
   int64_t slices = 1;
-  int64_t chunk = 0;      // K chunk (pixels) of the GEMM path
-  bool prefetch = false;  // its passes prefetch the next chunk (conv2d_backprop_filter.h "Streaming")
 };
 
 struct KernelTable {

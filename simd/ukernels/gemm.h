@@ -35,9 +35,6 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-// Bytes Gemm::cols prefetches per k step when asked (two lines).
-inline constexpr int64_t kColsPrefetchBytes = 128;
-
 // Smaller tiles of the same micro-kernel for remainders of an MR-row tile: 2MR/3 and MR/3 rows.
 constexpr int rows_b(int mr) { return mr * 2 / 3 > 0 ? mr * 2 / 3 : 1; }
 constexpr int rows_c(int mr) { return mr / 3 > 0 ? mr / 3 : 1; }
@@ -93,28 +90,12 @@ struct Gemm {
     }
   }
 
-  // One k step of cols(): NRV loads of b's row, MR broadcasts of ak, MR x NRV FMAs.
-  [[gnu::always_inline]] static inline void cols_step(const T* ak, const T* b, B (&acc)[MR][NRV]) {
-    B bv[NRV];
-#pragma GCC unroll 4
-    for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      const B av = V::set1(ak[i]);
-#pragma GCC unroll 4
-      for (int j = 0; j < NRV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
-    }
-  }
-
   // c[i*ldc + j] (+)= sum_{k < kc} a[k][a_off + i] * b[k*ldb + j] for i < mr, j < nr; accumulate
   // adds to what c holds (the running sum is loaded first, so the order of additions is k
   // order across calls too). Rows i >= mr of a[k] must still be readable.
   // b's rows hold NR readable values (a packed panel, ldb = NR, or NR columns of a wider matrix).
-  // pf (an address, 0: none): step k also prefetches kColsPrefetchBytes bytes at
-  // pf + k * kColsPrefetchBytes (the driver's next K chunk, kernels/conv2d_backprop_filter.h); a
-  // hint only, never read, so it may point anywhere (a prefetch does not fault).
   GRADRT_SIMD_NOINLINE static void cols(int64_t kc, const T* const* a, int64_t a_off, const T* b, int64_t ldb, T* c,
-                                        int64_t ldc, int64_t mr, int64_t nr, bool accumulate, uintptr_t pf) {
+                                        int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
     B acc[MR][NRV];
     alignas(64) T tmp[NR];
     bool full = nr == NR && mr == MR;
@@ -132,19 +113,18 @@ struct Gemm {
         }
       }
     }
-    // The loop chosen once per call, the prefetch count fixed (conv1x1_stream.h found a run-time
-    // count in the k loop kept GCC from unrolling it). A step function, not a lambda over both
-    // loops: the lambda's captures (a, b, ldb, pf) went through the stack in the k loop, and the
-    // 3x3 rows, which never prefetch, took 1.04-1.13x the CPU time (Cascade Lake).
-    if (pf) {
-      GRADRT_GEMM_K_LOOP
-      for (int64_t k = 0; k < kc; ++k, b += ldb, pf += kColsPrefetchBytes) {
-        cols_step(a[k] + a_off, b, acc);
-        prefetch_lines<Arch>(reinterpret_cast<const void*>(pf), kColsPrefetchBytes);
+    GRADRT_GEMM_K_LOOP
+    for (int64_t k = 0; k < kc; ++k, b += ldb) {
+      const T* ak = a[k] + a_off;
+      B bv[NRV];
+#pragma GCC unroll 4
+      for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        B av = V::set1(ak[i]);
+#pragma GCC unroll 4
+        for (int j = 0; j < NRV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
       }
-    } else {
-      GRADRT_GEMM_K_LOOP
-      for (int64_t k = 0; k < kc; ++k, b += ldb) cols_step(a[k] + a_off, b, acc);
     }
     if (full) {
 #pragma GCC unroll 16
