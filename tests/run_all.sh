@@ -39,11 +39,14 @@ stage() {
 # At RelWithDebInfo's -O2 -g the ASan build alone took 16 of CI's minutes on 2 cores.
 san_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 
+# ccache (tests/setup.sh installs it): the tf stage's core build (tf/build_backend, Release, -fPIC) then
+# takes the native build's SIMD units from the cache, so the native build is position-independent too.
+launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 build() {  # build DIR [-S SRC] [-T TARGET] [cmake args...]
   local dir=$1 src=. target=(); shift
   if [[ ${1:-} == -S ]]; then src=$2; shift 2; fi
   if [[ ${1:-} == -T ]]; then target=(--target "$2"); shift 2; fi
-  cmake -S "$src" -B "$dir" -G Ninja "$@" >/dev/null
+  cmake -S "$src" -B "$dir" -G Ninja "${launcher[@]}" "$@" >/dev/null
   cmake --build "$dir" -j "$jobs" "${target[@]}"
 }
 
@@ -51,7 +54,7 @@ for s in "${stages[@]}"; do
   case $s in
     native)
       stage "native suite: reference, cpu, vulkan (lavapipe + Khronos validation)" native
-      build build -DCMAKE_BUILD_TYPE=Release
+      build build -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON
       GRADRT_VULKAN_VALIDATION=1 ctest --test-dir build --output-on-failure -j "$jobs"
       echo "-- find_package(gradrt) after install, and add_subdirectory"
       cmake --install build --prefix build/install >/dev/null
@@ -131,3 +134,4 @@ for s in "${stages[@]}"; do
 done
 stage "all stages passed: ${stages[*]}"
 printf '%s\n' "${times[@]}" "$(printf '%5ds  total' "$SECONDS")"
+((${#launcher[@]})) && ccache -s | grep -E '^(Cacheable|  Hits|  Misses)' || true

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything gradrt's builds and tests use on a fresh Debian 12 machine (as root).
 set -euo pipefail
-packages=(cmake ninja-build g++ python3 python3-venv libxsimd-dev doctest-dev
+packages=(cmake ninja-build ccache g++ python3 python3-venv libxsimd-dev doctest-dev
           glslang-tools libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
           g++-aarch64-linux-gnu qemu-user clang libclang-rt-14-dev
           emscripten binaryen chromium
