@@ -42,6 +42,7 @@ san_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-
 # ccache (tests/setup.sh installs it): the tf stage's core build (tf/build_backend, Release, -fPIC) then
 # takes the native build's SIMD units from the cache, so the native build is position-independent too.
 launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+native_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON)
 build() {  # build DIR [-S SRC] [-T TARGET] [cmake args...]
   local dir=$1 src=. target=(); shift
   if [[ ${1:-} == -S ]]; then src=$2; shift 2; fi
@@ -54,7 +55,7 @@ for s in "${stages[@]}"; do
   case $s in
     native)
       stage "native suite: reference, cpu, vulkan (lavapipe + Khronos validation)" native
-      build build -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+      build build "${native_flags[@]}"
       GRADRT_VULKAN_VALIDATION=1 ctest --test-dir build --output-on-failure -j "$jobs"
       echo "-- find_package(gradrt) after install, and add_subdirectory"
       cmake --install build --prefix build/install >/dev/null
@@ -67,7 +68,7 @@ for s in "${stages[@]}"; do
     tf)
       stage "TensorFlow: gradrt_tf kernel library against TensorFlow 2.21" tf
       if [[ ! -x build/gradrt || ! -x build/tests/gradrt_tests ]]; then  # normally from the native stage
-        cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+        cmake -S . -B build -G Ninja "${launcher[@]}" "${native_flags[@]}" >/dev/null
         cmake --build build -j "$jobs" --target gradrt_cli gradrt_tests
       fi
       [[ -x build-tf/venv/bin/python ]] || python3 -m venv build-tf/venv

@@ -70,6 +70,16 @@ int64_t conv2d_backprop_filter_slices(const ConvTuning& tuning, const ConvParams
   return s >= 2 ? s : 1;
 }
 
+// K chunk (pixels per pass over a dw tile; the driver and the workspace size both take it): the
+// dy panels of a chunk (KC x ocg) and the x rows it touches stay in L2. Narrow oc (<= 128
+// padded columns: 3x3 64->64) takes 512 pixels, halving the dw tile reloads (+2.5% there); wider
+// oc keeps 256 (512 was 1-2% slower for 1x1 256->512). The chunking never changes the bits:
+// each dw value is one FMA chain in pixel order, stored and reloaded between.
+// (Zen 5's figures; `tuning` holds the K chunks per microarchitecture, simd/tuning.cpp.)
+inline int64_t conv2d_backprop_filter_kc(const ConvTuning& tuning, int64_t padded_columns) {
+  return imax(1, padded_columns <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
+}
+
 // With the GEMM tile MR x NRV vectors (and its 2MR/3, MR/3-row variants) and the K chunks of
 // `tuning`.
 template <class T, class Arch, int MR_, int NRV>
@@ -86,12 +96,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
     for (int64_t i = 0; i < nw; ++i) dw[i] = T(0);
     return;
   }
-  // K chunk: the dy panels of a chunk (KC x ocg) and the x rows it touches stay in L2. Narrow
-  // oc (<= 128: 3x3 64->64) takes 512 pixels, halving the dw tile reloads (+2.5% there);
-  // wider oc keeps 256 (512 was 1-2% slower for 1x1 256->512). The chunking never changes
-  // the bits: each dw value is one FMA chain in pixel order, stored and reloaded between.
-  // (Zen 5's figures; `tuning` holds the K chunks per microarchitecture, simd/tuning.cpp.)
-  const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
+  const int64_t KC = conv2d_backprop_filter_kc(tuning, np * NR);
   // In place, each panel pass reads NR values of every dy row: with 32-byte rows (SSE, NEON,
   // WASM) that is half a line per row and the K chunk's dy lines leave L1 between passes
   // (WASM 3x3 and 1x1: 15% slower than packed); with 128-byte rows (AVX-512) packing cost more
@@ -284,7 +289,7 @@ size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, c
   with_gemm_tile<kTiles>(conv2d_backprop_filter_tile<T, Arch>(tuning, p), [&]<int MR, int NRV>() {
     constexpr int64_t NR = Gemm<T, Arch, MR, NRV>::NR;
     const int64_t np = (p.out_c / imax(1, p.groups) + NR - 1) / NR;
-    const int64_t KC = imax(1, np * NR <= 128 ? tuning.filter_k_narrow : tuning.filter_k_wide);
+    const int64_t KC = conv2d_backprop_filter_kc(tuning, np * NR);
     const int64_t slices = conv2d_backprop_filter_slices<T>(tuning, p, MR, NR);
     bytes = conv2d_backprop_filter_scratch<T>(p.filter_in_c, np, MR, NR, KC, slices > 1 ? slices * p.w_elements() : 0)
                 .total(threads);
