@@ -16,8 +16,8 @@
 #   asan     ASan + UBSan + LSan build in build-asan, every ctest group
 #   tsan     ThreadSanitizer build in build-tsan (-DGRADRT_SANITIZE=thread, Vulkan and CLI off),
 #            the threads:*, cpu:* and backends:* cases with halt_on_error=1 (a few minutes on 2 cores)
-#   fuzz     the libFuzzer targets, FUZZ_SECONDS (30) each
-#   aarch64  cross build in build-aarch64, the suite under qemu
+#   fuzz     the libFuzzer targets, FUZZ_SECONDS (30) each, $JOBS at once
+#   aarch64  cross build in build-aarch64 (litert's library flags), the suite under qemu
 #   web      wasm builds and the npm package tests (Node, Chromium)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,8 +61,8 @@ for s in "${stages[@]}"; do
       cmake --install build --prefix build/install >/dev/null
       build build/consumer-installed -S tests/consumer -DCMAKE_PREFIX_PATH="$root/build/install"
       build/consumer-installed/consumer
-      # (the add_subdirectory build compiles the library again: the scalar ISA unit is enough for it)
-      build build/consumer-subdir -S tests/consumer -DGRADRT_SOURCE_DIR="$root" -DGRADRT_VULKAN=OFF -DGRADRT_SIMD_ISAS=scalar
+      # (the add_subdirectory build compiles the library again, with the native flags: ccache hits)
+      build build/consumer-subdir -S tests/consumer "${native_flags[@]}" -DGRADRT_SOURCE_DIR="$root" -DGRADRT_VULKAN=OFF
       build/consumer-subdir/consumer
       ;;
     tf)
@@ -72,13 +72,15 @@ for s in "${stages[@]}"; do
         cmake --build build -j "$jobs" --target gradrt_cli gradrt_tests
       fi
       [[ -x build-tf/venv/bin/python ]] || python3 -m venv build-tf/venv
-      build-tf/venv/bin/python -m pip install -q tensorflow-cpu==2.21.0 tf-keras==2.21.0 pytest
+      build-tf/venv/bin/python -m pip install -q tensorflow-cpu==2.21.0 tf-keras==2.21.0 pytest pytest-xdist
       JOBS=$jobs build-tf/venv/bin/python -m pip install -q ./tf
       # oneDNN off (TF's side: its Eigen kernels; gradrt serves the plain ops): every test. Then TF's
       # default, oneDNN on (TF's side: oneDNN; gradrt serves the _MklNative forms): every 4th conformance
       # case and the contract (test_onednn.py, in the first pass, runs its own oneDNN children; TF's depthwise
-      # test class skips its gradient tests under oneDNN, b/120545219).
-      TF_ENABLE_ONEDNN_OPTS=0 GRADRT_TF_REQUIRE_CLI=1 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider tf/tests
+      # test class skips its gradient tests under oneDNN, b/120545219). The first pass in $jobs processes
+      # (pytest-xdist): one test keeps about one core busy.
+      TF_ENABLE_ONEDNN_OPTS=0 GRADRT_TF_REQUIRE_CLI=1 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider \
+        -n "$jobs" tf/tests
       TF_ENABLE_ONEDNN_OPTS=1 GRADRT_TF_CASE_STRIDE=4 build-tf/venv/bin/python -m pytest -q -p no:cacheprovider \
         tf/tests/test_conformance.py tf/tests/test_plugin.py
       ;;
@@ -113,9 +115,20 @@ for s in "${stages[@]}"; do
       ;;
     tsan)
       stage "ThreadSanitizer: the thread pool and the cpu kernels" tsan
-      build build-tsan -T gradrt_tests "${san_flags[@]}" -DGRADRT_SANITIZE=thread -DGRADRT_VULKAN=OFF -DGRADRT_CLI=OFF
-      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-        build-tsan/tests/gradrt_tests --test-case='threads:*,cpu:*,backends:*' --no-version
+      # The ISA units as in asan. The single-threaded micro-kernel case is left out (ASan runs it; no
+      # thread in it), and the rest runs as two processes at once (each keeps ~1.2 cores busy).
+      isas=(); [[ $(uname -m) == x86_64 ]] && isas=("-DGRADRT_SIMD_ISAS=avx512;avx2")
+      build build-tsan -T gradrt_tests "${san_flags[@]}" -DGRADRT_SANITIZE=thread -DGRADRT_VULKAN=OFF -DGRADRT_CLI=OFF \
+        "${isas[@]}"
+      tsan_run() {  # tsan_run LOG CASES EXCLUDED
+        TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" build-tsan/tests/gradrt_tests \
+          --no-version --test-case="$2" --test-case-exclude="cpu: non-GEMM micro-kernels*,$3" >"$1" 2>&1
+      }
+      heavy='cpu: the input gradient*,cpu: conv*'
+      tsan_run build-tsan/a.log "$heavy" '' & pid=$!
+      rc=0; tsan_run build-tsan/b.log 'threads:*,cpu:*,backends:*' "$heavy" || rc=$?
+      wait $pid || rc=$?
+      tail -n 3 build-tsan/a.log build-tsan/b.log; ((rc == 0)) || { cat build-tsan/a.log build-tsan/b.log; exit 1; }
       ;;
     fuzz)
       stage "libFuzzer targets (${FUZZ_SECONDS:-30} s each)" fuzz
@@ -123,7 +136,9 @@ for s in "${stages[@]}"; do
       ;;
     aarch64)
       stage "aarch64 cross build, suite under qemu" aarch64
-      build build-aarch64 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
+      # with the flags of litert's aarch64 library (litert/tests/build_aarch64.sh): the library it ships,
+      # and ccache gives the litert stage's compile of it back
+      build build-aarch64 -DCMAKE_BUILD_TYPE=Release -DGRADRT_LITERT=ON -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
       ctest --test-dir build-aarch64 --output-on-failure -j "$jobs"
       ;;
     web)

@@ -11,8 +11,11 @@ out=${1:-build-litert/aarch64/run}
 jobs=${JOBS:-2}
 mkdir -p "$out" build-litert/aarch64/wheel
 
-cmake -S . -B build-litert/aarch64/lib -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRADRT_LITERT=ON -DGRADRT_TESTS=OFF \
-  -DGRADRT_CLI=OFF -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" >/dev/null
+# (ccache when installed: run_all.sh's aarch64 stage configures its test build with the same library
+# flags, -DGRADRT_LITERT=ON, so whichever of the two builds second takes the library from the cache)
+launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build-litert/aarch64/lib -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DGRADRT_LITERT=ON \
+  -DGRADRT_TESTS=OFF -DGRADRT_CLI=OFF -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" >/dev/null
 cmake --build build-litert/aarch64/lib --target gradrt_litert -j "$jobs"
 lib=$(find build-litert/aarch64/lib/ -name libgradrt_litert.so -print -quit)
 cp "$lib" "$out/"

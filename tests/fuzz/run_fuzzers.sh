@@ -6,7 +6,7 @@
 #   tests/fuzz/run_fuzzers.sh [seconds per target, default 60] [target ...]
 #
 # Environment: CXX (default clang++-14, else clang++), GRADRT_FUZZ_BUILD (build folder,
-# default build-fuzz), GRADRT_FUZZ_JOBS (build parallelism, default 2),
+# default build-fuzz), GRADRT_FUZZ_JOBS (build parallelism and targets run at once, default 2),
 # GRADRT_FUZZ_ARTIFACTS (where crash inputs go, default $GRADRT_FUZZ_BUILD/artifacts),
 # GRADRT_FUZZ_ISAS (the cpu backend's ISA units, default scalar; empty: all).
 set -euo pipefail
@@ -41,17 +41,18 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 mkdir -p "$artifacts"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-status=0
-for t in "${targets[@]}"; do
-  seeds="$root/tests/fuzz/corpus/${t#fuzz_}"
-  work="$build/corpus/${t#fuzz_}"   # grows while fuzzing; the seeds in the repo stay as they are
-  mkdir -p "$work"
-  echo "== $t: ${seconds}s from $seeds"
-  log="$build/$t.log"
-  max_len=4096
+# Each target runs on one core: $jobs of them at once, each for the full time.
+fuzz_one() {
+  local t=$1 seeds="$root/tests/fuzz/corpus/${1#fuzz_}" work="$build/corpus/${1#fuzz_}" max_len=4096
+  mkdir -p "$work"   # grows while fuzzing; the seeds in the repo stay as they are
   [ "$t" = fuzz_litert_prepare ] && max_len=32768  # its seeds are converted models (up to ~19 KB)
-  if "$build/$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -max_len="$max_len" \
-       -print_final_stats=1 -artifact_prefix="$artifacts/$t-" "$work" "$seeds" >"$log" 2>&1; then
+  "$build/$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -max_len="$max_len" \
+    -print_final_stats=1 -artifact_prefix="$artifacts/$t-" "$work" "$seeds" >"$build/$t.log" 2>&1
+}
+report() {  # report TARGET EXIT-STATUS
+  local t=$1 log="$build/$1.log"
+  echo "== $t: ${seconds}s from $root/tests/fuzz/corpus/${t#fuzz_}"
+  if [ "$2" -eq 0 ]; then
     grep -E "stat::number_of_executed_units|stat::new_units_added" "$log" | sed "s/^/   /"
   else
     status=1
@@ -59,5 +60,11 @@ for t in "${targets[@]}"; do
     tail -n 60 "$log" >&2
     ls "$artifacts"/"$t"-* 2>/dev/null | sed "s/^/   reproducer: /" >&2
   fi
+}
+status=0
+for ((i = 0; i < ${#targets[@]}; i += jobs)); do
+  batch=("${targets[@]:i:jobs}") pids=()
+  for t in "${batch[@]}"; do fuzz_one "$t" & pids+=($!); done
+  for k in "${!batch[@]}"; do rc=0; wait "${pids[$k]}" || rc=$?; report "${batch[$k]}" "$rc"; done
 done
 exit $status
