@@ -38,6 +38,8 @@ stage() {
 # Sanitizer builds: -O1 -g1 everywhere (ASan's advice; line tables are enough for its reports).
 # At RelWithDebInfo's -O2 -g the ASan build alone took 16 of CI's minutes on 2 cores.
 san_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
+# Their ISA units on x86-64: no sse4_2 (the isa stage runs it, and x86-64 CPUs without AVX2 are the rare case).
+san_isas=(); [[ $(uname -m) == x86_64 ]] && san_isas=("-DGRADRT_SIMD_ISAS=avx512;avx2")
 
 # ccache (tests/setup.sh installs it): the tf stage's core build (tf/build_backend, Release, -fPIC) then
 # takes the native build's SIMD units from the cache, so the native build is position-independent too.
@@ -107,19 +109,16 @@ for s in "${stages[@]}"; do
       ;;
     asan)
       stage "AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer" asan
-      # (sse4_2 left out: the isa stage runs it, and x86-64 CPUs without AVX2 are the rare case)
-      isas=(); [[ $(uname -m) == x86_64 ]] && isas=("-DGRADRT_SIMD_ISAS=avx512;avx2")
-      build build-asan "${san_flags[@]}" -DGRADRT_SANITIZE=ON "${isas[@]}"
+      build build-asan "${san_flags[@]}" "${san_isas[@]}" -DGRADRT_SANITIZE=ON
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         ctest --test-dir build-asan --output-on-failure -j "$jobs"
       ;;
     tsan)
       stage "ThreadSanitizer: the thread pool and the cpu kernels" tsan
-      # The ISA units as in asan. The single-threaded micro-kernel case is left out (ASan runs it; no
-      # thread in it), and the rest runs as two processes at once (each keeps ~1.2 cores busy).
-      isas=(); [[ $(uname -m) == x86_64 ]] && isas=("-DGRADRT_SIMD_ISAS=avx512;avx2")
-      build build-tsan -T gradrt_tests "${san_flags[@]}" -DGRADRT_SANITIZE=thread -DGRADRT_VULKAN=OFF -DGRADRT_CLI=OFF \
-        "${isas[@]}"
+      # The single-threaded micro-kernel case is left out (ASan runs it; no thread in it), and the rest
+      # runs as two processes at once (each keeps ~1.2 cores busy).
+      build build-tsan -T gradrt_tests "${san_flags[@]}" "${san_isas[@]}" -DGRADRT_SANITIZE=thread -DGRADRT_VULKAN=OFF \
+        -DGRADRT_CLI=OFF
       tsan_run() {  # tsan_run LOG CASES EXCLUDED
         TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" build-tsan/tests/gradrt_tests \
           --no-version --test-case="$2" --test-case-exclude="cpu: non-GEMM micro-kernels*,$3" >"$1" 2>&1
