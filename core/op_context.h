@@ -178,6 +178,12 @@ class OpContext {
   const Exec& exec() const { return exec_; }
   // RunOptions::backend as the caller asked ("auto", "cpu", "reference", ...).
   const std::string& backend_option() const { return options_.backend; }
+  // Whether `kernel` with `work` goes to the cpu backend, as defer and run_kernel choose first: an
+  // op whose cpu kernel takes a layout other backends do not (BatchNormParams::plane) asks.
+  bool runs_on_cpu(Kernel kernel, int64_t work) {
+    Backend* b = nullptr;
+    return choose_backend(kernel, work, &b).ok() && b == cpu_backend();
+  }
   const std::string& ran_on() const { return ran_on_; }
   void set_ran_on(std::string backend) { ran_on_ = std::move(backend); }
   Status finish();  // after a successful op: unknown attributes are refused

@@ -43,6 +43,10 @@ struct ConvParams {
 // biased variance of the batch.
 struct BatchNormParams {
   int64_t rows = 0, channels = 0;
+  // FusedBatchNormGrad on the cpu backend only: > 0 when x, dy, dx are channels-first
+  // [rows / plane, channels, plane] as given (the op sets it when cpu runs the kernel; every
+  // other backend and kernel sees 0, channels last, after the op's transposes).
+  int64_t plane = 0;
   float epsilon = 0.0001f;
   float exponential_avg_factor = 1.0f;
   bool is_training = true;

@@ -87,10 +87,13 @@ constexpr size_t kHeader = 128, kAlign = 128;
 constexpr size_t kAwayBytes = size_t{64} << 10, kPage = 4096;
 
 // Blocks of >= 128 KiB (glibc's default mmap threshold: smaller ones stay in malloc's heap),
-// at most 8 of them and 256 MiB together, oldest dropped first; taken only by an exact size
+// at most 64 of them and 256 MiB together, oldest dropped first; taken only by an exact size
 // match. Conversion scratch (core/convert.h) comes from here too: without the cache every
-// NCHW or half-precision call faulted in fresh pages for it. Not in wasm, where freed heap memory never leaves the
-// process and a kept block would only stop malloc from reusing it for other sizes.
+// NCHW or half-precision call faulted in fresh pages for it. A step cycles through its sizes,
+// so a cache smaller than a step's set misses on every call: with 8 blocks a channels-first
+// Keras step (bench/keras_step.py cnn_nchw) took 1000-9000 minor page faults per step in a
+// process with other models, none with 64. Not in wasm, where freed heap memory never leaves
+// the process and a kept block would only stop malloc from reusing it for other sizes.
 class BlockCache {
  public:
   void* take(size_t bytes) {
@@ -123,7 +126,7 @@ class BlockCache {
   }
 
  private:
-  static constexpr size_t kMinBytes = size_t{128} << 10, kMaxBytes = size_t{256} << 20, kMaxBlocks = 8;
+  static constexpr size_t kMinBytes = size_t{128} << 10, kMaxBytes = size_t{256} << 20, kMaxBlocks = 64;
   static bool cacheable(size_t bytes) {
 #if defined(__EMSCRIPTEN__)
     (void)bytes;

@@ -1,7 +1,8 @@
 // A tester per non-GEMM cpu micro-kernel (simd/kernels/table.h RowUkernels: relu, pooling,
-// fractional pooling, batch norm, the depthwise gather row, the stride-2 input-gradient row, the
-// few-input-channel filter gradient's tiles; and, from ukernels_dwf.cpp at float and double, the
-// depthwise filter gradient's kernels and the non-temporal batch-norm dx pass),
+// fractional pooling, batch norm and its gradient's channels-first planes, the depthwise gather
+// row, the stride-2 input-gradient row, the few-input-channel filter gradient's tiles; and, from
+// ukernels_dwf.cpp at float and double, the depthwise filter gradient's kernels and the
+// non-temporal batch-norm dx pass),
 // called directly at every ISA unit built here and runnable on this CPU, over edge sizes (channel
 // counts 1 .. 2 vector widths + 1, widths 1-3, odd strides, edges) against core's reference
 // kernels or a plain loop written here. Outputs get a sentinel past their end (and between the
@@ -250,6 +251,43 @@ void batch_norm(const Rows& u, std::mt19937& rng, Report& r) {
     }
 }
 
+// ---- the channels-first batch-norm gradient over one plane of P values, against loops in double;
+// the non-temporal dx (into a 64-byte aligned buffer) gives the same bits as the plain one.
+void bn_grad_plane(const Rows& u, std::mt19937& rng, Report& r) {
+  const int64_t L = u.lanes;
+  for (int64_t P : {int64_t(1), L - 1, L, L + 1, 2 * L, 2 * L + 1, 3 * L + 5, int64_t(45)}) {
+    if (P < 1) continue;
+    const Vec x = test::random_vec<float>(rng, P, -2, 3), dy = test::random_vec<float>(rng, P);
+    const Vec k = test::random_vec<float>(rng, 4);  // m, k1, k2, k3
+    const std::string shape = at("P", {P});
+    Vec s = with_sentinel(2);
+    u.bn_grad_plane_sums(P, dy.data(), x.data(), k[0], &s[0], &s[1]);
+    double want[2] = {}, mag[2] = {};
+    for (int64_t i = 0; i < P; ++i) {
+      const double g = dy[size_t(i)], t = g * (double(x[size_t(i)]) - k[0]);
+      want[0] += g, mag[0] += std::fabs(g), want[1] += t, mag[1] += std::fabs(t);
+    }
+    r.near(s[0], want[0], mag[0], "bn_grad_plane_sums s0 " + shape);
+    r.near(s[1], want[1], mag[1], "bn_grad_plane_sums s1 " + shape);
+    r.untouched(s, 2, "bn_grad_plane_sums " + shape);
+    Vec dxt = with_sentinel(size_t(P)), dxi = with_sentinel(size_t(P)), nt(size_t(P) + 16 + 1, kSentinel);
+    float* dxs = nt.data() + (64 - reinterpret_cast<uintptr_t>(nt.data()) % 64) % 64 / sizeof(float);
+    u.bn_grad_plane_dx(P, true, false, dy.data(), x.data(), k[0], k[1], k[2], k[3], dxt.data());
+    u.bn_grad_plane_dx(P, false, false, dy.data(), x.data(), k[0], k[1], k[2], k[3], dxi.data());
+    u.bn_grad_plane_dx(P, true, true, dy.data(), x.data(), k[0], k[1], k[2], k[3], dxs);
+    for (int64_t i = 0; i < P; ++i) {
+      const double t[3] = {double(dy[size_t(i)]) * k[1], (double(x[size_t(i)]) - k[0]) * k[2], k[3]};
+      r.near(dxt[size_t(i)], t[0] + t[1] + t[2], std::fabs(t[0]) + std::fabs(t[1]) + std::fabs(t[2]),
+             "bn_grad_plane_dx training " + shape);
+      r.near(dxi[size_t(i)], t[0], std::fabs(t[0]), "bn_grad_plane_dx inference " + shape);
+      r.same(dxs[i], dxt[size_t(i)], "bn_grad_plane_dx stream " + shape);
+    }
+    r.untouched(dxt, size_t(P), "bn_grad_plane_dx training " + shape);
+    r.untouched(dxi, size_t(P), "bn_grad_plane_dx inference " + shape);
+    r.expect(dxs[P] == kSentinel, "bn_grad_plane_dx stream past the plane " + shape);
+  }
+}
+
 // ---- the depthwise gather row: R source rows of K taps each (offsets k*dilation - pad), source
 // step 1 or 2, output pixel step 1 or 2 (the input gradient's phase classes), edges on both sides.
 struct DwRowShape {
@@ -431,6 +469,7 @@ const Tester kTesters[] = {{"relu", relu},
                            {"pooling", pooling},
                            {"fractional_pooling", fractional_pooling},
                            {"batch_norm", batch_norm},
+                           {"bn_grad_plane", bn_grad_plane},
                            {"dw_row", dw_row},
                            {"dwx2_row", dwx2_row},
                            {"few_c", few_c},

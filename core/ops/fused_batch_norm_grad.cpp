@@ -26,16 +26,18 @@ Status batch_norm_grad_data(OpContext& ctx, const BatchNormParams& p, const Batc
         ctx.output_data<float>(dscale), ctx.output_data<float>(doffset));
   }, &ran);
   if (ran || !f16.ok()) return f16;
+  // Channels-first data as it is when the kernel takes it (p.plane), else transposed around it.
+  const ChannelsFirst* cf = p.plane > 0 ? nullptr : l.cf_ptr();
   return with_compute_type(ctx, [&](auto t) {
     using T = decltype(t);
     const int64_t C = l.channels;
     Scratch<T> sdy, sx, sscale, smean, svar, sdx, sds, sdo;
-    const T* g = ctx.load<T>(*dy, l.rows * C, &sdy, l.cf_ptr());
-    const T* in = ctx.load<T>(*x, l.rows * C, &sx, l.cf_ptr());
+    const T* g = ctx.load<T>(*dy, l.rows * C, &sdy, cf);
+    const T* in = ctx.load<T>(*x, l.rows * C, &sx, cf);
     const T* sc = ctx.load<T>(*scale, C, &sscale, nullptr, false);
     const T* mean = ctx.load<T>(*rs1, C, &smean, nullptr, false);
     const T* var = ctx.load<T>(*rs2, C, &svar, nullptr, false);
-    T* out = ctx.output_buffer<T>(dx, &sdx, l.cf_ptr());
+    T* out = ctx.output_buffer<T>(dx, &sdx, cf);
     // The sums straight into the outputs when U == T (float32, float64: also a device tensor's
     // key in a Sequence); else into scratch that store() converts (float16/bfloat16 x, U float32).
     T* ds = ctx.output_buffer<T>(dscale, &sds, nullptr, false);
@@ -44,7 +46,7 @@ Status batch_norm_grad_data(OpContext& ctx, const BatchNormParams& p, const Batc
       return be->fused_batch_norm_grad(ctx.exec(), p, g, in, sc, mean, var, out, ds, doff);
     });
     if (!st.ok()) return st;
-    ctx.store<T>(out, dx, l.cf_ptr());
+    ctx.store<T>(out, dx, cf);
     ctx.store<T>(ds, dscale, nullptr, false);
     ctx.store<T>(doff, doffset, nullptr, false);
     return Status::OK();
@@ -93,6 +95,10 @@ Status run_fused_batch_norm_grad(OpContext& ctx) {
   GRADRT_RETURN_IF_ERROR(ctx.add_output(v3 ? "reserve_space_4" : "reserve_space_3", DType::float32, {0}, &e1));
   GRADRT_RETURN_IF_ERROR(ctx.add_output(v3 ? "reserve_space_5" : "reserve_space_4", DType::float32, {0}, &e2));
   if (l.rows == 0 || l.channels == 0) return Status::OK();  // empty x: empty dx, zero sums
+  // NCHW / NCDHW on the cpu backend: its kernel reads the [N, C, plane] data in place (no
+  // transposes of dy and x, none of dx back); other backends get channels last.
+  if (l.channels_first && ctx.runs_on_cpu(Kernel::fused_batch_norm_grad, l.rows * l.channels))
+    p.plane = l.cf.inner;
 
   // The data phase (a plan's run): inputs and outputs fetched again, p and l by value.
   const KernelQuery q{Kernel::fused_batch_norm_grad, ctx.compute_double() ? DType::float64 : DType::float32, &p,

@@ -56,12 +56,52 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 // dx line from DRAM first. Measured on Zen 5 (56x56x256, 1 thread, dx pass alone): 6.4 MB
 // 0.39 -> 0.32 ms, 25.7 MB 2.6 -> 1.7 ms; at 3.2 MB (L3-resident) no difference: 4 MiB.
 
+// Channels-first (p.plane > 0): the sums per (image, channel) plane, [image][2][C].
+inline int64_t bn_grad_partials(const BatchNormParams& p) {
+  return p.plane > 0 ? p.rows / p.plane : nchunks(p.rows, bn_grain(p.rows));
+}
+
 template <class T, class Arch>
 size_t fused_batch_norm_grad_workspace(int, const ConvTuning&, const BatchNormParams& p) {
   return ScratchSize{}
-      .add(line_bytes<T>(nchunks(p.rows, bn_grain(p.rows)) * 2 * p.channels + 1))
+      .add(line_bytes<T>(bn_grad_partials(p) * 2 * p.channels + 1))
       .add(line_bytes<T>(4 * p.channels))
       .shared;
+}
+
+// Channels-first (NCHW, p.plane > 0): x, dy, dx are [N, C, plane], N = rows / plane. Planes of
+// one image and channel are contiguous, so no transposes: each plane's sums (any thread, its
+// own slot of part), combined over images in image order; then dx plane by plane. The same
+// math as the channels-last path in another fixed summation order (shape-only).
+template <class T, class Arch, class Constants>
+void planes_grad(const Exec& exec, const ConvTuning& tuning, const BatchNormParams& p, const T* dy, const T* x,
+                 const T* mean, T* part, T* sdyxc, const Constants& constants, const T* k1, const T* k2,
+                 const T* k3, T* dx, T* doffset) {
+  const int64_t P = p.plane, C = p.channels, N = p.rows / P;
+  const int64_t grain = imax(1, 16384 / P);  // planes per task (any split gives the same bits)
+  par(exec, N * C, grain, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t n = q / C, c = q % C;
+      T* s = part + n * 2 * C + c;
+      bn_grad_plane_sums<T, Arch>(P, dy + q * P, x + q * P, mean[c], s, s + C);
+    }
+  });
+  bn_combine<T, Arch>(N, part, 2 * C, C, doffset);
+  bn_combine<T, Arch>(N, part + C, 2 * C, C, sdyxc);
+  constants(0, C);
+  using V = Vec<T, Arch>;
+  bool stream = false;
+  if constexpr (bn_can_stream<T, Arch>())
+    stream = p.is_training && tuning.bn_grad_stream_bytes > 0 && P % V::width == 0 &&
+             reinterpret_cast<uintptr_t>(dx) % (sizeof(T) * V::width) == 0 &&
+             p.rows * C * int64_t(sizeof(T)) >= tuning.bn_grad_stream_bytes;
+  par(exec, N * C, grain, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t c = q % C;
+      bn_grad_plane_dx<T, Arch>(P, p.is_training, stream, dy + q * P, x + q * P, mean[c], k1[c], k2[c], k3[c],
+                                dx + q * P);
+    }
+  });
 }
 
 template <class T, class Arch>
@@ -72,7 +112,7 @@ void fused_batch_norm_grad(const Exec& exec, const ConvTuning& tuning, const Bat
   constexpr int64_t L = V::width;
   const int64_t R = p.rows, C = p.channels;
   if (C == 0) return;
-  const int64_t grain = bn_grain(R), chunks = nchunks(R, grain);
+  const int64_t grain = bn_grain(R), chunks = bn_grad_partials(p);
   // part: [chunk][2][C]; k: k1, k2, k3, per channel (sizes: fused_batch_norm_grad_workspace).
   Arena scratch(exec);
   T* part = scratch.take<T>(chunks * 2 * C + 1);
@@ -94,6 +134,10 @@ void fused_batch_norm_grad(const Exec& exec, const ConvTuning& tuning, const Bat
       k3[c] = p.is_training ? -s * (doffset[c] * inv_r) : T(0);
     }
   };
+  if (p.plane > 0) {
+    planes_grad<T, Arch>(exec, tuning, p, dy, x, mean, part, sdyxc, constants, k1, k2, k3, dx, doffset);
+    return;
+  }
   par(exec, R, grain, [&](int64_t r0, int64_t) {
     T* s0 = part + (r0 / grain) * 2 * C;
     bn_grad_sums<T, Arch>(r0, imin(R, r0 + grain), C, dy, x, mean, s0, s0 + C);

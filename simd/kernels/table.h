@@ -79,6 +79,11 @@ struct RowUkernels {
                        float* s0, float* s1) = nullptr;
   void (*bn_grad_dx)(int64_t r0, int64_t r1, int64_t C, bool training, const float* dy, const float* x,
                      const float* mean, const float* k1, const float* k2, const float* k3, float* dx) = nullptr;
+  // The channels-first batch-norm gradient over one plane of P values: its two sums, its dx
+  // (stream: non-temporal stores, dx vector-aligned).
+  void (*bn_grad_plane_sums)(int64_t P, const float* dy, const float* x, float m, float* s0, float* s1) = nullptr;
+  void (*bn_grad_plane_dx)(int64_t P, bool training, bool stream, const float* dy, const float* x, float m, float k1,
+                           float k2, float k3, float* dx) = nullptr;
   // Depthwise gather row (depthwise_rows.h dw_row: grouped blocks, interior, edges, channel tail).
   void (*dw_row)(int64_t nj, int64_t nt, const float* const* src, const int64_t* off, const float* const* wt,
                  int64_t step, int64_t src_w, int64_t C, float* dst, int64_t dst_step) = nullptr;

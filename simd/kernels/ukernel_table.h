@@ -75,6 +75,8 @@ RowUkernels row_ukernels() {
   u.bn_affine = &bn_affine<F, Arch>;
   u.bn_grad_sums = &bn_grad_sums<F, Arch>;
   u.bn_grad_dx = &bn_grad_dx<F, Arch>;
+  u.bn_grad_plane_sums = &bn_grad_plane_sums<F, Arch>;
+  u.bn_grad_plane_dx = &bn_grad_plane_dx<F, Arch>;
   u.dw_row = &dw_row<F, Arch>;
   if constexpr (!kTiles.wasm) {  // (WebAssembly runs dwx2_wasm of simd/wasm/ instead)
     u.dwx2_row[0] = &dwx2_row<F, Arch, 1>;

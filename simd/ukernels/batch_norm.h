@@ -244,6 +244,72 @@ inline void bn_grad_sums(int64_t r0, int64_t r1, int64_t C, const T* dy, const T
   }
 }
 
+// Channels-first FusedBatchNormGrad (NCHW): one image's plane of one channel, P contiguous
+// values. Sums: s0 = sum dy, s1 = sum dy*(x - m), in two vector pairs (even and odd vectors),
+// then the pair added, its lanes in lane order, the scalar tail last: a fixed order per P.
+template <class T, class Arch>
+inline void bn_grad_plane_sums(int64_t P, const T* dy, const T* x, T m, T* s0, T* s1) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  auto a0 = V::zero(), a1 = V::zero(), b0 = V::zero(), b1 = V::zero();
+  const auto mv = V::set1(m);
+  int64_t i = 0;
+  for (; i + 2 * L <= P; i += 2 * L) {
+    const auto d0 = V::load(dy + i), d1 = V::load(dy + i + L);
+    a0 = a0 + d0;
+    a1 = a1 + d1;
+    b0 = V::fma(d0, V::load(x + i) - mv, b0);
+    b1 = V::fma(d1, V::load(x + i + L) - mv, b1);
+  }
+  if (i + L <= P) {
+    const auto d0 = V::load(dy + i);
+    a0 = a0 + d0;
+    b0 = V::fma(d0, V::load(x + i) - mv, b0);
+    i += L;
+  }
+  T la[L], lb[L];
+  V::store(la, a0 + a1);
+  V::store(lb, b0 + b1);
+  T sa = T(0), sb = T(0);
+  for (int64_t l = 0; l < L; ++l) {
+    sa += la[l];
+    sb += lb[l];
+  }
+  for (; i < P; ++i) {
+    sa += dy[i];
+    sb += dy[i] * (x[i] - m);
+  }
+  *s0 = sa;
+  *s1 = sb;
+}
+
+// dx of one channels-first plane (the channel's constants as scalars): training dy*k1 +
+// ((x - m)*k2 + k3), inference dy*k1, as bn_grad_dx per element. stream (training, where
+// bn_can_stream): NT stores, dx vector-aligned.
+template <class T, class Arch>
+inline void bn_grad_plane_dx(int64_t P, bool training, bool stream, const T* dy, const T* x, T m, T k1, T k2, T k3,
+                             T* dx) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  const auto mv = V::set1(m), k1v = V::set1(k1), k2v = V::set1(k2), k3v = V::set1(k3);
+  int64_t i = 0;
+  if (!training) {
+    for (; i + L <= P; i += L) V::store(dx + i, V::load(dy + i) * k1v);
+    for (; i < P; ++i) dx[i] = dy[i] * k1;
+    return;
+  }
+  auto at = [&](int64_t j) { return V::fma(V::load(dy + j), k1v, V::fma(V::load(x + j) - mv, k2v, k3v)); };
+  if (stream) {
+    for (; i + L <= P; i += L) stream_store<T, Arch>(dx + i, at(i));
+#if defined(GRADRT_BN_STREAM)
+    _mm_sfence();  // the joining thread sees the NT stores
+#endif
+  } else {
+    for (; i + L <= P; i += L) V::store(dx + i, at(i));
+  }
+  for (; i < P; ++i) dx[i] = dy[i] * k1 + ((x[i] - m) * k2 + k3);
+}
+
 // dx of FusedBatchNormGrad over rows [r0, r1): training dx = dy*k1 + ((x - mean)*k2 + k3),
 // inference dx = dy*k1 (per-channel k's).
 template <class T, class Arch>
