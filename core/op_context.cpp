@@ -125,13 +125,31 @@ void OpContext::mark_written(const Tensor* t) {
   unwritten_.erase(std::remove(unwritten_.begin(), unwritten_.end(), t), unwritten_.end());
 }
 
-Status OpContext::choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out) {
+namespace {
+
+// How many times ns_per_work (kernels.h) a unit of work costs for these params, for the thread
+// count only (the offload decision keeps the plain work: it is about the transfers). The conv
+// filter gradient with at most 4 input channels (the first layer; simd's few-c path) runs at
+// 25-45% of the FMA peak: 3x3 64x64x3->16 s2 batch 1 took 21 us on a Cascade Lake core
+// against an estimate of 4.4, so it stayed on one thread; on two it took 0.70-0.73x the wall
+// time (bench/results_xeon_clx.txt, session 19).
+double thread_cost_scale(Kernel kernel, const void* params) {
+  if (kernel == Kernel::conv2d_backprop_filter && params != nullptr &&
+      static_cast<const ConvParams*>(params)->filter_in_c <= 4)
+    return 5.0;
+  return 1.0;
+}
+
+}  // namespace
+
+Status OpContext::choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out, const void* params) {
   if (options_.threads < 0) return Status(Code::InvalidArgument, "threads must be >= 0, got " + std::to_string(options_.threads));
   // The kernel about to run gets no more threads than its work is worth (results do not
   // depend on the count). Recomputed from the request, so a second call does not compound.
   const int requested = options_.threads > 0 ? options_.threads : default_threads();
   const double per = kernel ? kernel_info(*kernel).ns_per_work : -1;
-  exec_.threads = threads_for_work(requested, per < 0 ? -1.0 : per * static_cast<double>(work));
+  const double scale = kernel ? thread_cost_scale(*kernel, params) : 1.0;
+  exec_.threads = threads_for_work(requested, per < 0 ? -1.0 : per * scale * static_cast<double>(work));
   if (kernel && prepared_.backend && prepared_.kernel == *kernel) {
     *out = prepared_.backend;  // chosen at prepare
     return Status::OK();
@@ -149,7 +167,7 @@ Status OpContext::defer(const KernelQuery& q, Tail tail, size_t op_bytes) {
   // The backend as run_kernel would choose it, but asked first whether it takes the call: an
   // `auto` device backend that does not is replaced by cpu here, not after an Unimplemented run.
   Backend* b = nullptr;
-  GRADRT_RETURN_IF_ERROR(choose_backend(q.kernel, q.work, &b));
+  GRADRT_RETURN_IF_ERROR(choose_backend(q.kernel, q.work, &b, q.params));
   Status s = b->supports(q);
   if (!s.ok() && options_.backend == "auto" && b != cpu_backend()) {
     b = cpu_backend();

@@ -190,7 +190,8 @@ class OpContext {
 
  private:
   // No kernel: the backend the call resolves to when nothing runs.
-  Status choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out);
+  // params (the kernel's params struct, or null) refine the thread count: thread_cost_scale.
+  Status choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out, const void* params = nullptr);
   // Grows the workspace to what `backend` asks for `kernel` with `params`; sets exec_.workspace.
   Status reserve_workspace(Backend* backend, Kernel kernel, int64_t work, const void* params);
   // True (and records refused_) while preparing: the caller must not touch tensor data.
@@ -293,7 +294,7 @@ template <class F>
 Status OpContext::run_kernel(Kernel kernel, int64_t work, const void* params, F call) {
   if (refuse("runs a kernel")) return refused_;  // (call is not made)
   Backend* backend = nullptr;
-  GRADRT_RETURN_IF_ERROR(choose_backend(kernel, work, &backend));
+  GRADRT_RETURN_IF_ERROR(choose_backend(kernel, work, &backend, params));
   ran_on_ = backend->name();
   GRADRT_RETURN_IF_ERROR(reserve_workspace(backend, kernel, work, params));
   Status s = call(backend);
@@ -311,7 +312,7 @@ Status OpContext::run_f16(Kernel kernel, int64_t work, const void* params, bool 
   if (dtype_ != DType::float16 || !channels_last) return Status::OK();
   if (refuse("runs a kernel")) return refused_;
   Backend* backend = nullptr;
-  GRADRT_RETURN_IF_ERROR(choose_backend(kernel, work, &backend));
+  GRADRT_RETURN_IF_ERROR(choose_backend(kernel, work, &backend, params));
   if (!backend->f16_storage(kernel)) return Status::OK();
   GRADRT_RETURN_IF_ERROR(reserve_workspace(backend, kernel, work, params));
   Status s = call(backend);

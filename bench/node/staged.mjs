@@ -44,3 +44,14 @@ export function cpuMedianMs(fn, secs) {
   }
   return median(k);
 }
+
+// The median wall ms of single fn() calls over ~secs seconds (at least 5 calls).
+export function wallMedianMs(fn, secs) {
+  const k = [];
+  for (let end = performance.now() + secs * 1000, n = 0; performance.now() < end || n < 5; n++) {
+    const t0 = performance.now();
+    fn();
+    k.push(performance.now() - t0);
+  }
+  return median(k);
+}

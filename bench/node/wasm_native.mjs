@@ -3,7 +3,9 @@
 // and depthwise gradient of runop.mjs's shapes, in five separate Node processes (placement,
 // history and allocation differ per process), native and wasm paired round by round.
 //   node bench/node/wasm_native.mjs --lock /tmp/gradrt-bench.lock [--gradrt build/gradrt]
-//        [--procs 5] [--rounds 3] [--secs 0.2] [--only TEXT] [--out FILE]
+//        [--procs 5] [--rounds 3] [--secs 0.2] [--only TEXT] [--out FILE] [--paired [--blocks 9]]
+//   --paired pairs each process's kernel with native blocks adjacent in time (wall ms), in place of
+//   the native rounds between the processes: use it on a host whose speed moves (child(), below).
 //   (needs build/gradrt and web/dist: npm run build in web/; no npm install here)
 // Per process and case: >= 300 ms of warm-up calls (V8 runs wasm in its baseline tier until a
 // function is hot), then `rounds` rounds (each over every case in turn) of, one after the other:
@@ -22,7 +24,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { random } from './random.mjs';
-import { cpuMedianMs, median, stagedRun } from './staged.mjs';
+import { cpuMedianMs, median, stagedRun, wallMedianMs } from './staged.mjs';
 import { convGradShapes, count } from './conv_shapes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -83,9 +85,10 @@ function native(gradrt, argv, repeat) {
 
 // ---------------------------------------------------------------- a Node process (--child DIR)
 // Per case: >= 300 ms of warm-up calls, then `rounds` rounds over every case of the wasm paths. No child
-// process is started from here: a fork marks every page of this process copy-on-write, and
+// process is started during the rounds: a fork marks every page of this process copy-on-write, and
 // the next writes to the wasm heap and to recycled array memory fault (measured: ~200 faults
-// per default call after each `gradrt run`).
+// per default call after each `gradrt run`). --paired's native blocks run before the rounds; a
+// wasm block's per-call median drops the calls that take those faults.
 async function child() {
   const { init } = await import('../../web/src/index.js');
   const { load } = await import('../../web/src/loader.js');
@@ -108,6 +111,26 @@ async function child() {
     while (performance.now() < warm) Object.values(fns).forEach((f) => f());
     return { key: `${label}|${op}`, fns, rows: [] };
   });
+  // --paired: per case, `blocks` pairs of a native block (`gradrt run --repeat N`, its median wall
+  // ms per call) and a wasm block (the kernel's median wall ms per call), adjacent in time, order
+  // alternating. This host's speed moves in phases of seconds (a plain L2-resident loop ran 50
+  // then 30 ms per pass in one process, session 19), so native rounds tens of seconds before
+  // and after a process are not its pair; adjacent blocks are.
+  if (args.includes('--paired')) {
+    const gradrt = resolve(opt('--gradrt', join(root, 'build/gradrt')));
+    const argvs = nativeRows(opt('--child'));
+    const blocks = Number(opt('--blocks', 9));
+    staged.forEach((st, i) => {
+      const repeat = Math.max(10, Math.min(5000, Math.round((secs * 1000) / Math.max(nativeRun(gradrt, argvs[i], 3).wall, 1e-3))));
+      st.pairs = [];
+      for (let b = 0; b < blocks; b++) {
+        const pair = {};
+        for (const side of b % 2 ? ['wasm', 'native'] : ['native', 'wasm'])
+          pair[side] = side === 'native' ? nativeRun(gradrt, argvs[i], repeat).wall : wallMedianMs(st.fns.kernel, secs);
+        st.pairs.push(pair);
+      }
+    });
+  }
   for (let r = 0; r < rounds; r++) {
     for (const { fns, rows } of staged) {
       const row = {};
@@ -126,9 +149,10 @@ async function child() {
     }
   }
   const result = {};
-  for (const { key, fns, rows } of staged) {
+  for (const { key, fns, rows, pairs } of staged) {
     fns.kernel.free();
     result[key] = {
+      pairs,
       kernel: median(rows.map((r) => r.kernel)),
       outputsOverKernel: median(rows.map((r) => r['outputs='] / r.kernel)),
       defaultOverOutputs: median(rows.map((r) => r.default / r['outputs='])),
@@ -187,27 +211,44 @@ function driver() {
   };
   const load0 = loadavg()[0];
   const t0 = performance.now();
-  const nat = [sub('--native')];
+  const paired = args.includes('--paired');
+  const nat = paired ? [] : [sub('--native')];
   const res = [];
   for (let p = 0; p < procs; p++) {
     res.push(sub('--child'));
-    nat.push(sub('--native'));
+    if (!paired) nat.push(sub('--native'));
   }
-  // Process p against the mean of the native rounds just before and just after it.
+  const spread = (v) => Math.max(...v) / Math.min(...v);
   keys.forEach(([key], i) => res.forEach((r, p) => {
-    r[key].native = (nat[p][i] + nat[p + 1][i]) / 2;
-    r[key].nativeOverKernel = r[key].native / r[key].kernel;
+    const row = r[key];
+    if (paired) {  // the process's blocks: median of the pairs' ratios, wall ms
+      row.native = median(row.pairs.map((q) => q.native));
+      row.kernel = median(row.pairs.map((q) => q.wasm));
+      row.nativeOverKernel = median(row.pairs.map((q) => q.native / q.wasm));
+      row.spreads = [spread(row.pairs.map((q) => q.native)), spread(row.pairs.map((q) => q.wasm))];
+    } else {  // against the mean of the native rounds just before and just after the process
+      row.native = (nat[p][i] + nat[p + 1][i]) / 2;
+      row.nativeOverKernel = row.native / row.kernel;
+      row.spreads = [spread([nat[p][i], nat[p + 1][i]]), 1];
+    }
   }));
   const lines = [];
   lines.push(`gradrt wasm (Node ${process.version}, SIMD128 build, 1 thread) vs the same kernels native at 128-bit (GRADRT_CPU_ISA=sse4_2, 1 thread)`);
   lines.push(`CPU: ${cpuName()} (${cpus().length} vCPUs); ${procs} separate Node processes; load average ${load0.toFixed(1)} -> ${loadavg()[0].toFixed(1)}; ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-  lines.push('CPU ms per call (the machine is shared: wall time is not usable). native: `gradrt run` (CPU of 2N runs - N runs) / N, median of');
-  lines.push(`  ${opt('--rounds', 3)}, in native rounds before, between and after the Node processes; kernel: one staged _gradrt_run, median per call;`);
-  lines.push('native/kernel: per process, against the mean of the native rounds before and after it (goal >= 0.8);');
+  if (paired) {
+    lines.push(`--paired: wall ms per call; per process and case ${opt('--blocks', 9)} pairs of adjacent blocks (native: \`gradrt run --repeat N\`'s median,`);
+    lines.push('  wasm: one staged _gradrt_run, median per call); native/kernel: per process, the median of the pairs\' ratios (goal >= 0.8);');
+    lines.push('  spread: within a process, max/min of its native blocks | of its wasm blocks (the larger over the processes);');
+  } else {
+    lines.push('CPU ms per call (the machine is shared: wall time is not usable). native: `gradrt run` (CPU of 2N runs - N runs) / N, median of');
+    lines.push(`  ${opt('--rounds', 3)}, in native rounds before, between and after the Node processes; kernel: one staged _gradrt_run, median per call;`);
+    lines.push('  native/kernel: per process, against the mean of the native rounds before and after it (goal >= 0.8);');
+    lines.push('  spread: the larger over the processes of max/min of the native rounds before and after it;');
+  }
   lines.push('out=/kernel: runOp with outputs= (copies in and out) over the kernel, range over the processes;');
   lines.push('default/out=: runOp with fresh output arrays over outputs=, CPU per call in alternating blocks (GC included; goal <= 1.25)');
   lines.push('');
-  lines.push(`${'case'.padEnd(62)} native CPU ms | wasm kernel CPU ms | native/kernel, per process   | out=/kernel | default/out=, per process`);
+  lines.push(`${'case'.padEnd(62)}     native ms |     wasm kernel ms | native/kernel, per process   | out=/kernel | default/out=, per process    | spread nat, wasm`);
   let worstK = Infinity, worstD = 0;
   for (const [key, name] of keys) {
     const rows = res.map((r) => r[key]);
@@ -216,7 +257,8 @@ function driver() {
     const dr = rows.map((r) => r.defaultOverOutputs);
     worstK = Math.min(worstK, ...kr);
     worstD = Math.max(worstD, ...dr);
-    lines.push(`${name.padEnd(62)} ${median(rows.map((r) => r.native)).toFixed(3).padStart(13)} | ${median(rows.map((r) => r.kernel)).toFixed(3).padStart(18)} | ${kr.map(f2).join(' ').padEnd(28)} | ${f2(Math.min(...orr))}-${f2(Math.max(...orr))}   | ${dr.map(f2).join(' ')}`);
+    const sp = [0, 1].map((j) => f2(Math.max(...rows.map((r) => r.spreads[j]))));
+    lines.push(`${name.padEnd(62)} ${median(rows.map((r) => r.native)).toFixed(3).padStart(13)} | ${median(rows.map((r) => r.kernel)).toFixed(3).padStart(18)} | ${kr.map(f2).join(' ').padEnd(28)} | ${f2(Math.min(...orr))}-${f2(Math.max(...orr))}   | ${dr.map(f2).join(' ').padEnd(28)} | ${sp.join(', ')}`);
   }
   lines.push('');
   lines.push(`worst native/kernel ${f2(worstK)} (goal >= 0.8); worst default/outputs= ${f2(worstD)} (goal <= 1.25)`);
