@@ -32,26 +32,22 @@ export function cString(m, ptr) {
 
 export const median = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
 
-// The median CPU ms of single fn() calls over ~secs seconds (at least 5 calls): CPU time, robust
-// to a neighbour's burst on a shared host.
-export function cpuMedianMs(fn, secs) {
+// The median ms of single fn() calls over ~secs seconds (at least 5 calls), by clock() (ms).
+function medianPerCall(fn, secs, clock) {
   const k = [];
   for (let end = performance.now() + secs * 1000, n = 0; performance.now() < end || n < 5; n++) {
-    const c0 = process.cpuUsage();
+    const t0 = clock();
     fn();
-    const c = process.cpuUsage(c0);
-    k.push((c.user + c.system) / 1000);
+    k.push(clock() - t0);
   }
   return median(k);
 }
+const cpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
 
-// The median wall ms of single fn() calls over ~secs seconds (at least 5 calls).
-export function wallMedianMs(fn, secs) {
-  const k = [];
-  for (let end = performance.now() + secs * 1000, n = 0; performance.now() < end || n < 5; n++) {
-    const t0 = performance.now();
-    fn();
-    k.push(performance.now() - t0);
-  }
-  return median(k);
-}
+// CPU time: robust to a neighbour's burst on a shared host.
+export const cpuMedianMs = (fn, secs) => medianPerCall(fn, secs, cpuMs);
+// Wall time: for sides paired within a second (wasm_native.mjs --paired).
+export const wallMedianMs = (fn, secs) => medianPerCall(fn, secs, () => performance.now());

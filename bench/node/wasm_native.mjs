@@ -75,6 +75,10 @@ function nativeRun(gradrt, argv, repeat) {
   if (res.rc !== 0) throw new Error(`${gradrt} ${argv.join(' ')}: ${res.err}`);
   return { cpu: res.cpu, wall: JSON.parse(res.out.trim().split('\n').pop()).median_ms };
 }
+const gradrtPath = () => resolve(opt('--gradrt', join(root, 'build/gradrt')));
+// Native calls that fill ~secs (10..5000), from a 3-call run's median.
+const nativeRepeat = (gradrt, argv, secs) =>
+  Math.max(10, Math.min(5000, Math.round((secs * 1000) / Math.max(nativeRun(gradrt, argv, 3).wall, 1e-3))));
 // CPU ms per native call: the difference of a run with 2N repeats and one with N (the start,
 // the input files and the first run cancel out); wall: the median of the longer run.
 function native(gradrt, argv, repeat) {
@@ -117,11 +121,11 @@ async function child() {
   // then 30 ms per pass in one process, session 19), so native rounds tens of seconds before
   // and after a process are not its pair; adjacent blocks are.
   if (args.includes('--paired')) {
-    const gradrt = resolve(opt('--gradrt', join(root, 'build/gradrt')));
+    const gradrt = gradrtPath();
     const argvs = nativeRows(opt('--child'));
     const blocks = Number(opt('--blocks', 9));
     staged.forEach((st, i) => {
-      const repeat = Math.max(10, Math.min(5000, Math.round((secs * 1000) / Math.max(nativeRun(gradrt, argvs[i], 3).wall, 1e-3))));
+      const repeat = nativeRepeat(gradrt, argvs[i], secs);
       st.pairs = [];
       for (let b = 0; b < blocks; b++) {
         const pair = {};
@@ -164,11 +168,11 @@ async function child() {
 // ---------------------------------------------------------------- a native round (--native DIR)
 // Per case: the median over `rounds` of `gradrt run` CPU ms per call, N runs ~ secs.
 function nativeRound(dir) {
-  const gradrt = resolve(opt('--gradrt', join(root, 'build/gradrt')));
+  const gradrt = gradrtPath();
   const secs = Number(opt('--secs', 0.2));
   const rounds = Number(opt('--rounds', 3));
   const out = nativeRows(dir).map((argv) => {
-    const repeat = Math.max(10, Math.min(5000, Math.round((secs * 1000) / Math.max(nativeRun(gradrt, argv, 3).wall, 1e-3))));
+    const repeat = nativeRepeat(gradrt, argv, secs);
     return median(Array.from({ length: rounds }, () => native(gradrt, argv, repeat)));
   });
   process.stdout.write(JSON.stringify(out));
