@@ -76,6 +76,10 @@ class Backend {
   // Scratch bytes the kernel wants for this call on q.threads threads (the plan allocates them
   // and passes them in Exec::workspace); 0: none.
   virtual size_t workspace_size(const KernelQuery& /*q*/) { return 0; }
+  // How many times kernels.h's ns_per_work a unit of this call's work costs here, for its
+  // thread count only (a path well below the FMA peak pays for a second thread sooner); q.threads
+  // is not set. The offload decision keeps the plain work (it is about the transfers).
+  virtual double thread_cost_scale(const KernelQuery& /*q*/) { return 1.0; }
   // The kernel the backend will run, as data for PlanInfo: its ISA or device, and its tile
   // choice where it has one ("" when not reported).
   virtual std::string isa_for(const KernelQuery& /*q*/) { return ""; }

@@ -125,36 +125,23 @@ void OpContext::mark_written(const Tensor* t) {
   unwritten_.erase(std::remove(unwritten_.begin(), unwritten_.end(), t), unwritten_.end());
 }
 
-namespace {
-
-// How many times ns_per_work (kernels.h) a unit of work costs for these params, for the thread
-// count only (the offload decision keeps the plain work: it is about the transfers). The conv
-// filter gradient with at most 4 input channels (the first layer; simd's few-c path) runs at
-// 25-45% of the FMA peak: 3x3 64x64x3->16 s2 batch 1 took 21 us on a Cascade Lake core
-// against an estimate of 4.4, so it stayed on one thread; on two it took 0.70-0.73x the wall
-// time (bench/results_xeon_clx.txt, session 19).
-double thread_cost_scale(Kernel kernel, const void* params) {
-  if (kernel == Kernel::conv2d_backprop_filter && params != nullptr &&
-      static_cast<const ConvParams*>(params)->filter_in_c <= 4)
-    return 5.0;
-  return 1.0;
-}
-
-}  // namespace
-
 Status OpContext::choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out, const void* params) {
   if (options_.threads < 0) return Status(Code::InvalidArgument, "threads must be >= 0, got " + std::to_string(options_.threads));
-  // The kernel about to run gets no more threads than its work is worth (results do not
-  // depend on the count). Recomputed from the request, so a second call does not compound.
+  if (kernel && prepared_.backend && prepared_.kernel == *kernel) *out = prepared_.backend;  // chosen at prepare
+  else GRADRT_RETURN_IF_ERROR(backend_for(options_.backend, kernel, work, out));
+  set_threads(*out, kernel, work, params);
+  return Status::OK();
+}
+
+void OpContext::set_threads(Backend* backend, std::optional<Kernel> kernel, int64_t work, const void* params) {
+  // The kernel about to run gets no more threads than its work is worth on `backend` (results do
+  // not depend on the count). Recomputed from the request, so a second call does not compound.
   const int requested = options_.threads > 0 ? options_.threads : default_threads();
   const double per = kernel ? kernel_info(*kernel).ns_per_work : -1;
-  const double scale = kernel ? thread_cost_scale(*kernel, params) : 1.0;
+  double scale = 1.0;
+  if (kernel && params)
+    scale = backend->thread_cost_scale({*kernel, compute_double() ? DType::float64 : DType::float32, params, work});
   exec_.threads = threads_for_work(requested, per < 0 ? -1.0 : per * scale * static_cast<double>(work));
-  if (kernel && prepared_.backend && prepared_.kernel == *kernel) {
-    *out = prepared_.backend;  // chosen at prepare
-    return Status::OK();
-  }
-  return backend_for(options_.backend, kernel, work, out);
 }
 
 namespace {
@@ -172,6 +159,7 @@ Status OpContext::defer(const KernelQuery& q, Tail tail, size_t op_bytes) {
   if (!s.ok() && options_.backend == "auto" && b != cpu_backend()) {
     b = cpu_backend();
     s = b->supports(q);
+    set_threads(b, q.kernel, q.work, q.params);  // the count a run on cpu gets
   }
   if (!s.ok() && s.message().find(op_) == std::string::npos)
     return Status(s.code(), op_ + " on backend " + b->name() + ": " + s.message());

@@ -190,8 +190,11 @@ class OpContext {
 
  private:
   // No kernel: the backend the call resolves to when nothing runs.
-  // params (the kernel's params struct, or null) refine the thread count: thread_cost_scale.
+  // params (the kernel's params struct, or null) refine the thread count: set_threads.
   Status choose_backend(std::optional<Kernel> kernel, int64_t work, Backend** out, const void* params = nullptr);
+  // exec_.threads for `kernel` on `backend`: the requested count, cut to what the work is worth
+  // there (kernels.h's ns_per_work times the backend's thread_cost_scale for these params).
+  void set_threads(Backend* backend, std::optional<Kernel> kernel, int64_t work, const void* params);
   // Grows the workspace to what `backend` asks for `kernel` with `params`; sets exec_.workspace.
   Status reserve_workspace(Backend* backend, Kernel kernel, int64_t work, const void* params);
   // True (and records refused_) while preparing: the caller must not touch tensor data.
@@ -300,6 +303,7 @@ Status OpContext::run_kernel(Kernel kernel, int64_t work, const void* params, F 
   Status s = call(backend);
   if (s.code() == Code::Unimplemented && options_.backend == "auto" && backend != cpu_backend()) {
     ran_on_ = cpu_backend()->name();
+    set_threads(cpu_backend(), kernel, work, params);
     GRADRT_RETURN_IF_ERROR(reserve_workspace(cpu_backend(), kernel, work, params));
     s = call(cpu_backend());
   }

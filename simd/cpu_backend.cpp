@@ -275,6 +275,15 @@ class CpuBackend final : public Backend {
            (ip.row_tiles ? ", row tiles " + std::to_string(ip.row_tiles) : "") + (ip.edge_groups ? ", edge groups" : "");
   }
 
+  // The few-c filter gradient (first layers: <= 4 input channels) runs at 25-45% of the FMA
+  // peak, so it counts its work 5x for its thread count: 3x3 64x64x3->16 s2 batch 1 took 21 us
+  // on a Cascade Lake core against the plain estimate of 4.4 and stayed on one thread; on two
+  // it took 0.70-0.73x the wall time (bench/results_xeon_clx.txt, session 19).
+  double thread_cost_scale(const KernelQuery& q) override {
+    if (q.kernel != Kernel::conv2d_backprop_filter || !q.params || !kt().filter_path) return 1.0;
+    return kt().filter_path(tuning(), q.params_as<ConvParams>(), q.dtype == DType::float64).few_c ? 5.0 : 1.0;
+  }
+
   // The driver's <stem>_workspace for these params at q.threads (shared + threads x per-thread).
   size_t workspace_size(const KernelQuery& q) override {
     const auto sizes = [&](const auto& k) -> size_t {

@@ -33,6 +33,7 @@ struct CpuIdent {
   std::string vendor;  // "GenuineIntel", "AuthenticAMD", "" where there is no cpuid
   int family = 0;      // display family (base + extended)
   int model = 0;       // display model (with the extended model)
+  bool amx = false;    // AMX-TILE (cpuid leaf 7 EDX bit 24): only Sapphire Rapids and later server cores
 };
 
 // The tile row of an ISA's unit (tiles.h), and whether every tile `t` names is one of its

@@ -15,10 +15,14 @@
 
 #include "gradrt/gradrt.h"
 #include "parallel.h"
+#include "simd/cpu_isa.h"
+#include "simd/tuning.h"
 #include "tests/util.h"
+#include "tests/variants.h"
 
 namespace {
 
+namespace simd = gradrt::simd;
 using gradrt::AttrValue;
 using gradrt::Attrs;
 using gradrt::DType;
@@ -352,19 +356,28 @@ TEST_CASE("threads: parallel_for and parallel_for_guided cover every item once")
   }
 }
 
-// The thread count of a small first-layer filter gradient (op_context.cpp thread_cost_scale):
-// 3x3 32x32x3->32 at batch 1 is ~0.9M multiply-adds, 8.9 us by kernels.h's estimate, 21-28 us
-// measured (few-c path): scaled, it takes 2 workers at the default minimum of 10 us per thread,
-// run directly and through a plan (whose workspace is sized for the same count). The same
-// image size with 8 input channels (0.6M multiply-adds, GEMM path) stays on one thread.
+// The thread count of a small first-layer filter gradient (the cpu backend's
+// thread_cost_scale): 3x3 32x32x3->32 at batch 1 is ~0.9M multiply-adds, 8.9 us by kernels.h's
+// estimate, 21-28 us measured (few-c path): scaled, it takes 2 workers at the default minimum
+// of 10 us per thread, run directly and through a plan (whose workspace is sized for the same
+// count). The same image size with 8 input channels (0.6M multiply-adds, GEMM path) stays on
+// one thread, and so does the 3-channel one with the few-c path off (the scale is the path's).
 // Results: the reference's, within tolerance (the bits do not depend on the count).
 TEST_CASE("threads: a first-layer filter gradient takes 2 threads, an 8-channel one of its size 1") {
   AnyWorkUsesThreads restore;  // saves the minimum, set to the default below
+  test::TuningGuard tuning;
   gradrt::set_min_thread_work_ns(10000);
   std::mt19937 rng(7);
   const DType F = DType::float32;
-  for (int64_t ci : {int64_t(3), int64_t(8)}) {
+  for (int64_t ci : {int64_t(3), int64_t(8), int64_t(-3)}) {  // -3: 3 channels, few-c path off
     CAPTURE(ci);
+    const bool few_c = ci == 3;
+    if (ci < 0) {
+      simd::ConvTuning t = simd::cpu_tuning(simd::cpu_isa());
+      t.filter_few_c_max = 0;
+      REQUIRE(simd::set_cpu_tuning(simd::cpu_isa(), t));
+      ci = 3;
+    }
     const int64_t hw = ci == 3 ? 32 : 16;
     Case c{"first_layer", "Conv2DBackpropFilter",
            test::named("Conv2DBackpropFilter", {test::random(F, {1, hw, hw, ci}, rng), ints({3, 3, ci, 32}),
@@ -378,7 +391,7 @@ TEST_CASE("threads: a first-layer filter gradient takes 2 threads, an 8-channel 
     const Snapshot ref = run_case(c, "reference", 1);
     const Snapshot direct = run_case(c, "cpu", 2, parallel);
     REQUIRE(direct.status == "OK");
-    CHECK(most.load() == (ci == 3 ? 2 : 0));
+    CHECK(most.load() == (few_c ? 2 : 0));
     gradrt::Inputs in;
     for (const auto& [name, host] : c.inputs) in[name] = host.view();
     gradrt::RunOptions options;
@@ -391,7 +404,7 @@ TEST_CASE("threads: a first-layer filter gradient takes 2 threads, an 8-channel 
     run_options.parallel = parallel;
     gradrt::Outputs out;
     REQUIRE(plan.run(in, &out, run_options).ok());
-    CHECK(most.load() == (ci == 3 ? 2 : 0));
+    CHECK(most.load() == (few_c ? 2 : 0));
     const auto* got = static_cast<const float*>(out[0].second.data());
     const auto* want = reinterpret_cast<const float*>(ref.bytes[0].data());
     for (int64_t i = 0; i < out[0].second.num_elements(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-4));

@@ -338,6 +338,9 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::microarch_of({"GenuineIntel", 6, 0xcf}) == simd::Microarch::sapphire_rapids);
   CHECK(simd::microarch_of({"GenuineIntel", 6, 0x55}) == simd::Microarch::skylake_server);  // Cascade Lake
   CHECK(simd::microarch_of({"GenuineIntel", 6, 0x6a}) == simd::Microarch::unknown);  // Ice Lake-SP: not this row
+  // A VM's model number with AMX (session 20's host): the server core it must be; without AMX, unknown.
+  CHECK(simd::microarch_of({"GenuineIntel", 6, 0xa7, true}) == simd::Microarch::sapphire_rapids);
+  CHECK(simd::microarch_of({"GenuineIntel", 6, 0xa7, false}) == simd::Microarch::unknown);
   CHECK(simd::microarch_of({"AuthenticAMD", 6, 0x55}) == simd::Microarch::unknown);
   CHECK(std::string(simd::microarch_name(simd::Microarch::skylake_server)) == "skylake_server");
   CHECK(std::string(simd::microarch_name(simd::Microarch::sapphire_rapids)) == "sapphire_rapids");

@@ -206,10 +206,9 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
           const int64_t gb = item / (taps * ftiles), t = (item / ftiles) % taps, ft = item % ftiles;
           const int64_t g = gb / nb, j0 = (gb % nb) * npb, j1 = imin(np, j0 + npb);
           if (gb != packed) {  // the panels not read in place: dy[k0.., g*ocg + j*NR..] into [kc][NR]
-            for (int64_t j = j0; j < j1; ++j)
-              if (!in_place || j * NR + NR > ocg)
-                pack_panel(dy + k0 * p.out_c + g * ocg + j * NR, p.out_c, kc, imin(NR, ocg - j * NR), NR,
-                           bpack + j * KC * NR);
+            const T* src = dy + k0 * p.out_c + g * ocg;
+            if (!in_place) pack_panels<NR>(src, p.out_c, kc, ocg, j0, j1, KC, bpack);
+            else if (j1 == np && np * NR > ocg) pack_panels<NR>(src, p.out_c, kc, ocg, np - 1, np, KC, bpack);
             packed = gb;
           }
           const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];

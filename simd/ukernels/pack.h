@@ -23,6 +23,31 @@ inline void pack_panel(const T* src, int64_t ld, int64_t kc, int64_t nr, int64_t
   }
 }
 
+// Packs panels j0..j1-1 of a row-major kc x ld matrix src with ncols valid columns: panel j
+// (columns j*NR..j*NR+NR) into dst + j*KC*NR as [k][NR], the columns past ncols zero (only the
+// last panel, j = ncols/NR, can have them). One pass over src's rows, panels inner: each row's
+// panels are adjacent in src, and a full panel is a fixed NR-value copy the compiler turns into
+// vector moves (pack_panel per panel walked every row once per panel with a run-time width:
+// the wasm 1x1 filter gradient spent a third of its time there).
+template <int64_t NR, class T>
+inline void pack_panels(const T* src, int64_t ld, int64_t kc, int64_t ncols, int64_t j0, int64_t j1, int64_t KC,
+                        T* dst) {
+  const int64_t full = ncols / NR < j1 ? ncols / NR : j1;  // panels j0..full-1 are whole
+  const int64_t tail = ncols - full * NR;                  // valid columns of panel `full`, if j1 > full
+  for (int64_t k = 0; k < kc; ++k, src += ld) {
+    for (int64_t j = j0; j < full; ++j) {
+      const T* s = src + j * NR;
+      T* d = dst + (j * KC + k) * NR;
+      for (int64_t i = 0; i < NR; ++i) d[i] = s[i];
+    }
+    if (full < j1) {
+      const T* s = src + full * NR;
+      T* d = dst + (full * KC + k) * NR;
+      for (int64_t i = 0; i < NR; ++i) d[i] = i < tail ? s[i] : T(0);
+    }
+  }
+}
+
 // dst[q*ldd + r] = src[r*lds + q] for r, q < 8: an 8x8 float transpose in registers (AVX and
 // up; the filter transposes of conv2d_backprop_input were a scalar load and store per value).
 // Returns false where the unit has no AVX, and the caller transposes one value at a time.
