@@ -52,20 +52,29 @@ struct FewCStackTile {
         for (int j = 0; j < NRV; ++j)
           acc[k][i][j] = accumulate ? V::load(c + (k * J + i) * ldc + j * L) : V::zero();
     for (int64_t r = 0; r < nrows; ++r) {
-      const T* ap = a + r * ars;
+      // One pointer per filter row, each moved by acs per pixel: the broadcasts then take
+      // constant displacements (i*sizeof(T)). With one pointer GCC kept the KY*J offsets
+      // k*kys + i in registers, spilled a third of them and reloaded them every pixel.
+      const T* ak[KY];
+#pragma GCC unroll 4
+      for (int k = 0; k < KY; ++k) ak[k] = a + r * ars + k * kys;
       GRADRT_GEMM_K_LOOP
-      for (int64_t q = 0; q < ncols; ++q, ap += acs, b += ldb) {
+      for (int64_t q = 0; q < ncols; ++q, b += ldb) {
         B bv[NRV];
 #pragma GCC unroll 4
         for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
 #pragma GCC unroll 4
+        for (int k = 0; k < KY; ++k) GRADRT_OPAQUE_POINTER(ak[k]);
+#pragma GCC unroll 4
         for (int k = 0; k < KY; ++k)
 #pragma GCC unroll 32
           for (int i = 0; i < J; ++i) {
-            const B av = V::set1(ap[k * kys + i]);
+            const B av = V::set1(ak[k][i]);
 #pragma GCC unroll 4
             for (int j = 0; j < NRV; ++j) acc[k][i][j] = V::fma(av, bv[j], acc[k][i][j]);
           }
+#pragma GCC unroll 4
+        for (int k = 0; k < KY; ++k) ak[k] += acs;
       }
     }
 #pragma GCC unroll 4
