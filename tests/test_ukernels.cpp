@@ -88,10 +88,11 @@ void test_rows(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng) {
         }
 }
 
-// cols(): c[i*ldc + j] (+)= sum_k a[k][a_off + i] * b[k*ldb + j] for i < mr, j < nr.
-void test_cols(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng) {
+// cols(): c[i*ldc + j] (+)= sum_k a[k][a_off + i] * b[k*ldb + j] for i < mr, j < nr; with
+// `strided`, cols_strided() on the same rows laid out a[k] = a + k*lda.
+void test_cols(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng, bool strided) {
   const int64_t MR = u.tile.rows, NR = int64_t(u.tile.vectors) * u.lanes;
-  const std::string who = name(isa, u) + " cols";
+  const std::string who = name(isa, u) + (strided ? " cols_strided" : " cols");
   for (int64_t kc : {0, 1, 9, 40})
     for (int64_t mr : {int64_t(1), MR / 2 + 1, MR})
       for (int64_t nr : {int64_t(1), NR - 1, NR})
@@ -110,7 +111,13 @@ void test_cols(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng) {
             for (int64_t j = 0; j < ldc; ++j)
               if (i >= mr || j >= nr) c0[size_t(i * ldc + j)] = kSentinel;
           std::vector<float> c = c0;
-          u.cols(kc, a.data(), a_off, b.data(), ldb, c.data(), ldc, mr, nr, accumulate);
+          // Strided: the same row values in one buffer, lda = a_off + MR + 2 apart (rows i >= mr readable).
+          const int64_t lda = a_off + MR + 2;
+          std::vector<float> flat(size_t((kc + 1) * lda));
+          for (int64_t k = 0; k < kc; ++k)
+            std::copy(arows[size_t(k)].begin(), arows[size_t(k)].end(), flat.begin() + k * lda);
+          if (strided) u.cols_strided(kc, flat.data() + a_off, lda, b.data(), ldb, c.data(), ldc, mr, nr, accumulate);
+          else u.cols(kc, a.data(), a_off, b.data(), ldb, c.data(), ldc, mr, nr, accumulate);
           const std::string at = who + " kc=" + std::to_string(kc) + " mr=" + std::to_string(mr) +
                                  " nr=" + std::to_string(nr) + " accumulate=" + std::to_string(accumulate);
           for (int64_t i = 0; i < MR; ++i)
@@ -150,8 +157,10 @@ TEST_CASE("cpu: GEMM micro-kernels of every ISA unit and tile against a scalar l
       if (u.tile.rows == 0) continue;
       REQUIRE(bool(u.rows));
       REQUIRE(bool(u.cols));
+      REQUIRE(bool(u.cols_strided));
       test_rows(isa, u, rng);
-      test_cols(isa, u, rng);
+      test_cols(isa, u, rng, false);
+      test_cols(isa, u, rng, true);
       ++tested;
     }
   }
@@ -163,11 +172,13 @@ TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
   test::TuningGuard tuning_guard;  // every unit's tuning back on exit, a failed REQUIRE too
   std::mt19937 rng(77);
   // A 3x3 s1 and s2 and a 1x1 shape with channels off every tile size, several K chunks of the
-  // filter gradient (a small K chunk), and a grouped one.
+  // filter gradient (a small K chunk), and grouped 3x3 and 1x1 ones (the 1x1 s1 filter gradient
+  // reads x at a constant stride: cols_strided, partial tiles packed, group offsets).
   const gradrt::ConvParams shapes[] = {test::same_conv_params(1, 9, 10, 40, 72, 3, 1),
                                        test::same_conv_params(2, 11, 9, 36, 50, 3, 2),
                                        test::same_conv_params(1, 7, 7, 70, 100, 1, 1),
-                                       test::same_conv_params(1, 8, 9, 24, 36, 3, 1, 3)};
+                                       test::same_conv_params(1, 8, 9, 24, 36, 3, 1, 3),
+                                       test::same_conv_params(2, 8, 9, 30, 36, 1, 1, 3)};
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
     for (const simd::GemmTile& tile : simd::unit_tiles(isa).gemm) {

@@ -31,6 +31,8 @@ struct GemmUkernel {
                int64_t mr, int64_t nr) = nullptr;
   void (*cols)(int64_t kc, const float* const* a, int64_t a_off, const float* b, int64_t ldb, float* c, int64_t ldc,
                int64_t mr, int64_t nr, bool accumulate) = nullptr;
+  void (*cols_strided)(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+                       int64_t mr, int64_t nr, bool accumulate) = nullptr;
 };
 
 // The depthwise filter gradient's micro-kernels (ukernels/depthwise_filter.h) and FusedBatchNormGrad's

@@ -104,6 +104,20 @@ struct Gemm {
   // b's rows hold NR readable values (a packed panel, ldb = NR, or NR columns of a wider matrix).
   GRADRT_SIMD_NOINLINE static void cols(int64_t kc, const T* const* a, int64_t a_off, const T* b, int64_t ldb, T* c,
                                         int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+    cols_of(kc, [a, a_off](int64_t k) { return a[k] + a_off; }, b, ldb, c, ldc, mr, nr, accumulate);
+  }
+
+  // cols with A's rows at a constant stride: a[k] = a + k*lda (the 1x1 stride-1 filter gradient's
+  // x pixels, read with no pointer table). The same FMAs in the same order: the same bits.
+  GRADRT_SIMD_NOINLINE static void cols_strided(int64_t kc, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+                                                int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+    cols_of(kc, [a, lda](int64_t k) { return a + k * lda; }, b, ldb, c, ldc, mr, nr, accumulate);
+  }
+
+ private:
+  template <class Row>
+  GRADRT_SIMD_INLINE static void cols_of(int64_t kc, Row row, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr,
+                                         int64_t nr, bool accumulate) {
     B acc[MR][NRV];
     alignas(64) T tmp[NR];
     bool full = nr == NR && mr == MR;
@@ -123,7 +137,7 @@ struct Gemm {
     }
     GRADRT_GEMM_K_LOOP
     for (int64_t k = 0; k < kc; ++k, b += ldb) {
-      const T* ak = a[k] + a_off;
+      const T* ak = row(k);
       // One base register for the MR broadcasts: left alone, GCC kept a_off + i in a register
       // per row (12 for the 12x2 tile, more than the free GPRs: it parked them in xmm31 and
       // moved them back every k step; the Keras 1x1 filter gradients ran at ~46% of peak).

@@ -22,10 +22,13 @@
 // Keeps a micro-kernel out of line. Native: GCC -O3 inlining spilled the GEMM tile. WASM:
 // V8 tiers a function up to TurboFan only when it is called again, so a hot loop must sit
 // in a function called per tile or per row, not inside one entered once per op.
+// GRADRT_SIMD_INLINE: a micro-kernel's shared body, inlined into each out-of-line entry.
 #if defined(__GNUC__)
 #define GRADRT_SIMD_NOINLINE __attribute__((noinline))
+#define GRADRT_SIMD_INLINE __attribute__((always_inline)) inline
 #else
 #define GRADRT_SIMD_NOINLINE
+#define GRADRT_SIMD_INLINE inline
 #endif
 
 #ifndef GRADRT_SIMD_NS
