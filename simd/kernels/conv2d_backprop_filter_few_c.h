@@ -60,11 +60,11 @@ struct FewCStackTile {
       for (int k = 0; k < KY; ++k) ak[k] = a + r * ars + k * kys;
       GRADRT_GEMM_K_LOOP
       for (int64_t q = 0; q < ncols; ++q, b += ldb) {
+#pragma GCC unroll 4
+        for (int k = 0; k < KY; ++k) GRADRT_OPAQUE_POINTER(ak[k]);
         B bv[NRV];
 #pragma GCC unroll 4
         for (int j = 0; j < NRV; ++j) bv[j] = V::load(b + j * L);
-#pragma GCC unroll 4
-        for (int k = 0; k < KY; ++k) GRADRT_OPAQUE_POINTER(ak[k]);
 #pragma GCC unroll 4
         for (int k = 0; k < KY; ++k)
 #pragma GCC unroll 32
