@@ -249,7 +249,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
           const T* const* at = ptab;
           int64_t a_off = f0;
           // Affine: the tile's rows of pixel k at xa + k*in_c (a packed partial tile: apack, cap apart).
-          const T* xa = x + k0 * in_c + g * fic + f0;
+          const T* xa = affine ? x + k0 * in_c + g * fic + f0 : nullptr;
           int64_t lda = in_c;
           if (mr != cap) {
             for (int64_t k = 0; k < kc; ++k) {
