@@ -145,8 +145,9 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
       r = fic - f;
     }
   }
+  auto cap_of = [&](int64_t kind) -> int64_t { return kind == 0 ? MR : kind == 1 ? MB : MC; };  // rows of a kind
   bool partial_tiles = false;  // a row tile narrower than its kind: its rows are packed through off[]
-  for (int64_t i = 0; i < ftiles; ++i) partial_tiles |= tmr[i] != (tkind[i] == 0 ? MR : tkind[i] == 1 ? MB : MC);
+  for (int64_t i = 0; i < ftiles; ++i) partial_tiles |= tmr[i] != cap_of(tkind[i]);
   // Work items (g, jb, t, f-tile), each owning a block of dw. jb splits the oc panels into
   // nb blocks: with several threads and a wide, tap-poor filter (1x1: 512 oc) each thread
   // then packs (or, in place, streams) only its own panels of dy, where splitting over
@@ -218,7 +219,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
             packed = gb;
           }
           const int64_t f0 = tf0[ft], mr = tmr[ft], kind = tkind[ft];
-          const int64_t cap = kind == 0 ? MR : kind == 1 ? MB : MC;
+          const int64_t cap = cap_of(kind);
           if (!affine && offs_for != g * taps + t) {  // x offsets of the chunk's pixels under tap t
             const int64_t ky = t / fw, kx = t % fw;
             const int64_t dyy = ky * dh, dxx = kx * dwl, dt = (dyy * in_w + dxx) * in_c + g * fic;
