@@ -38,27 +38,46 @@ bool spin_until(Pred pred, bool yield = false) {
   }
 }
 
-// One worker's share of a job: claims chunks from `next` until none are left. grain > 0: chunk c is
-// items [c * grain, (c + 1) * grain) and `next` counts chunks; grain < 0: guided, `next` counts items
-// and a claim takes max(-grain, left / divisor) of them.
-void claim_chunks(std::atomic<int64_t>& next, int64_t n, int64_t grain, int64_t chunks, int64_t divisor,
-                  const std::function<void(int64_t, int64_t)>& fn) {
-  if (grain < 0) {
-    int64_t cur = next.load(std::memory_order_relaxed), take = 0;
-    for (;;) {
-      do {
-        if (cur >= n) return;
-        take = std::max(-grain, (n - cur) / divisor);
-      } while (!next.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
-      fn(cur, std::min(n, cur + take));
-      cur = next.load(std::memory_order_relaxed);
-    }
+// Fixed-grain chunks: one contiguous range of chunks per participant (participant w of P: chunks
+// [w*chunks/P, (w+1)*chunks/P)), each with its own counter. A participant takes its own range
+// first, then takes what is left of the others' (from their front: each counter hands a chunk out
+// once), so a helper that never joins costs nothing. Each thread computes the same chunks call
+// after call where none is late, and the data it read last time is still in its own L2 (one
+// shared counter let the caller, awake first, take whichever chunks came first: the next call's
+// split differed, and a thread's chunks came from the other core's cache).
+struct alignas(64) ChunkRange {
+  std::atomic<int64_t> next{0};
+  int64_t end = 0;
+};
+
+void set_ranges(ChunkRange* r, int parts, int64_t chunks) {
+  for (int w = 0; w < parts; ++w) {
+    r[w].next.store(w * chunks / parts, std::memory_order_relaxed);
+    r[w].end = (w + 1) * chunks / parts;
   }
+}
+
+void claim_ranges(ChunkRange* r, int parts, int w, int64_t n, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  for (int i = 0; i < parts; ++i) {
+    ChunkRange& range = r[(w + i) % parts];
+    for (int64_t c = range.next.fetch_add(1, std::memory_order_relaxed); c < range.end;
+         c = range.next.fetch_add(1, std::memory_order_relaxed))
+      fn(c * grain, std::min(n, c * grain + grain));
+  }
+}
+
+// Guided (grain < 0): `next` counts items and a claim takes max(-grain, left / divisor) of them.
+void claim_guided(std::atomic<int64_t>& next, int64_t n, int64_t grain, int64_t divisor,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  int64_t cur = next.load(std::memory_order_relaxed), take = 0;
   for (;;) {
-    const int64_t c = next.fetch_add(1);
-    if (c >= chunks) return;
-    const int64_t begin = c * grain;
-    fn(begin, std::min(n, begin + grain));
+    do {
+      if (cur >= n) return;
+      take = std::max(-grain, (n - cur) / divisor);
+    } while (!next.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
+    fn(cur, std::min(n, cur + take));
+    cur = next.load(std::memory_order_relaxed);
   }
 }
 
@@ -66,8 +85,14 @@ void claim_chunks(std::atomic<int64_t>& next, int64_t n, int64_t grain, int64_t 
 void run_external(const Exec& exec, int64_t chunks, int64_t n, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
   const int workers = static_cast<int>(std::min<int64_t>(exec.threads, chunks));
-  std::atomic<int64_t> next{0};
-  (*exec.parallel)(workers, [&](int) { claim_chunks(next, n, grain, chunks, 2 * workers, fn); });
+  if (grain < 0) {
+    std::atomic<int64_t> next{0};
+    (*exec.parallel)(workers, [&](int) { claim_guided(next, n, grain, 2 * workers, fn); });
+    return;
+  }
+  std::vector<ChunkRange> ranges(static_cast<size_t>(workers));
+  set_ranges(ranges.data(), workers, chunks);
+  (*exec.parallel)(workers, [&](int w) { claim_ranges(ranges.data(), workers, w, n, grain, fn); });
 }
 
 unsigned hardware_threads() {
@@ -102,8 +127,8 @@ class Pool {
     job_ = &fn;
     n_ = n;
     grain_ = grain;
-    chunks_ = chunks;
-    divisor_ = 2 * (helpers + 1);
+    parts_ = helpers + 1;
+    if (grain > 0) set_ranges(ranges_, parts_, chunks);
     next_.store(0);
     finished_.store(0);
     {
@@ -113,7 +138,7 @@ class Pool {
       state_.store(counter << 8 | static_cast<uint64_t>(helpers), std::memory_order_release);
     }
     cv_.notify_all();
-    work();
+    work(0);
     // Close the gate: helpers that have not joined by now skip this job.
     const uint64_t joined = gate_.exchange(0, std::memory_order_acq_rel) & kCount;
     auto done = [&] { return finished_.load(std::memory_order_acquire) == joined; };
@@ -144,7 +169,11 @@ class Pool {
     }
   }
 
-  void work() { claim_chunks(next_, n_, grain_, chunks_, divisor_, *job_); }
+  // Participant w (the caller 0, helper i: i + 1).
+  void work(int w) {
+    if (grain_ > 0) claim_ranges(ranges_, parts_, w, n_, grain_, *job_);
+    else claim_guided(next_, n_, grain_, 2 * parts_, *job_);
+  }
 
   void loop(int index, uint64_t seen) {
     for (;;) {
@@ -158,7 +187,7 @@ class Pool {
       if (stop_.load()) return;
       if (index >= static_cast<int>(seen & 0xff)) continue;  // not wanted for this job
       if (!join(seen >> 8)) continue;                        // the caller already finished it
-      work();
+      work(index + 1);
       finished_.fetch_add(1, std::memory_order_acq_rel);
       std::lock_guard<std::mutex> lock(m_);
       done_cv_.notify_one();
@@ -182,8 +211,10 @@ class Pool {
   std::condition_variable cv_, done_cv_;
   std::vector<std::thread> workers_;
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
-  int64_t n_ = 0, grain_ = 1, chunks_ = 0, divisor_ = 2;
-  std::atomic<int64_t> next_{0};
+  int64_t n_ = 0, grain_ = 1;
+  int parts_ = 1;  // the caller and the helpers asked for
+  ChunkRange ranges_[kMaxHelpers + 1];
+  std::atomic<int64_t> next_{0};  // guided jobs
   std::atomic<uint64_t> gate_{0};
   std::atomic<uint64_t> finished_{0};  // joined helpers done with the current job
   std::atomic<uint64_t> state_{0};  // job counter << 8 | helpers wanted

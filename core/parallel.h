@@ -1,7 +1,8 @@
 // Deterministic parallel loops. Work [0, n) is cut into chunks of `grain` items; the
 // cut depends only on n and grain, never on the thread count, so a kernel that writes
 // per-chunk results and combines them in chunk order gives the same bits for 1 or N
-// threads. Workers take chunks from a shared counter.
+// threads. Each worker takes its own range of chunks first, then what the others left
+// (parallel.cpp, ChunkRange); guided loops take chunks from a shared counter.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,16 @@ void parallel_for_guided(const Exec& exec, int64_t n, int64_t min_grain,
                          const std::function<void(int64_t begin, int64_t end)>& fn);
 
 inline int64_t num_chunks(int64_t n, int64_t grain) { return grain <= 0 ? 0 : (n + grain - 1) / grain; }
+
+// parallel_for's participants: P = min(threads, chunks); participant w (the caller 0) first takes
+// chunks [w*chunks/P, (w+1)*chunks/P) in order. mirror_in_range(q) is the chunk at q's place
+// counted from the other end of q's range: a loop that maps chunk q to it runs each range last
+// chunk first (one thread: the whole loop in reverse).
+inline int64_t mirror_in_range(int64_t q, int64_t chunks, int64_t threads) {
+  const int64_t parts = threads < 1 ? 1 : threads < chunks ? threads : chunks;
+  const int64_t w = ((q + 1) * parts - 1) / chunks;  // q's range: w*chunks/P <= q < (w+1)*chunks/P
+  return w * chunks / parts + (w + 1) * chunks / parts - 1 - q;
+}
 
 // Hardware threads (>= 1); GRADRT_NUM_THREADS overrides it.
 int default_threads();

@@ -356,6 +356,23 @@ TEST_CASE("threads: parallel_for and parallel_for_guided cover every item once")
   }
 }
 
+// mirror_in_range against the ranges written out: each participant's range [w*C/P, (w+1)*C/P)
+// reversed onto itself (one thread: the whole loop reversed; more threads than chunks: each its own).
+TEST_CASE("threads: mirror_in_range reverses each participant's range of chunks") {
+  for (int64_t chunks = 1; chunks <= 40; ++chunks)
+    for (int64_t threads : {int64_t(0), int64_t(1), int64_t(2), int64_t(3), int64_t(7), int64_t(64)}) {
+      CAPTURE(chunks);
+      CAPTURE(threads);
+      const int64_t parts = std::max<int64_t>(1, std::min(threads, chunks));
+      std::vector<int64_t> want(static_cast<size_t>(chunks));
+      for (int64_t w = 0; w < parts; ++w) {
+        const int64_t lo = w * chunks / parts, hi = (w + 1) * chunks / parts;
+        for (int64_t q = lo; q < hi; ++q) want[static_cast<size_t>(q)] = hi - 1 - (q - lo);
+      }
+      for (int64_t q = 0; q < chunks; ++q) CHECK(gradrt::mirror_in_range(q, chunks, threads) == want[static_cast<size_t>(q)]);
+    }
+}
+
 // The thread count of a small first-layer filter gradient (the cpu backend's
 // thread_cost_scale): 3x3 32x32x3->32 at batch 1 is ~0.9M multiply-adds, 8.9 us by kernels.h's
 // estimate, 21-28 us measured (few-c path): scaled, it takes 2 workers at the default minimum

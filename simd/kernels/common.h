@@ -16,6 +16,7 @@
 
 #include "../ukernels/vec.h"
 #include "backend.h"
+#include "parallel.h"  // mirror_in_range
 
 namespace gradrt::simd {
 

@@ -153,7 +153,10 @@ void fused_batch_norm_grad(const Exec& exec, const ConvTuning& tuning, const Bat
   auto dx_pass = [&](auto&& rows) {
     par(exec, dx_chunks, 1, [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
-        const int64_t r0 = (reverse ? dx_chunks - 1 - q : q) * dx_grain;
+        // Reversed per thread (each range of chunks last first: a thread's rows are those it
+        // summed, so their last ones are still in its own L2; a global reverse would hand
+        // them to the other thread).
+        const int64_t r0 = (reverse ? gradrt::mirror_in_range(q, dx_chunks, exec.threads) : q) * dx_grain;
         rows(r0, imin(R, r0 + dx_grain));
       }
     });
