@@ -67,17 +67,21 @@ void claim_ranges(ChunkRange* r, int parts, int w, int64_t n, int64_t grain,
   }
 }
 
-// Guided (grain < 0): `next` counts items and a claim takes max(-grain, left / divisor) of them.
-void claim_guided(std::atomic<int64_t>& next, int64_t n, int64_t grain, int64_t divisor,
-                  const std::function<void(int64_t, int64_t)>& fn) {
-  int64_t cur = next.load(std::memory_order_relaxed), take = 0;
-  for (;;) {
-    do {
-      if (cur >= n) return;
-      take = std::max(-grain, (n - cur) / divisor);
-    } while (!next.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
-    fn(cur, std::min(n, cur + take));
-    cur = next.load(std::memory_order_relaxed);
+// Guided (grain < 0): the same ranges, of items (participant w: [w*n/P, (w+1)*n/P)); a claim takes
+// max(-grain, half of what is left in the range): a long first run, the tail cut fine.
+void claim_guided(ChunkRange* r, int parts, int w, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  for (int i = 0; i < parts; ++i) {
+    ChunkRange& range = r[(w + i) % parts];
+    int64_t cur = range.next.load(std::memory_order_relaxed), take = 0;
+    for (;;) {
+      do {
+        if (cur >= range.end) break;
+        take = std::max(-grain, (range.end - cur) / 2);
+      } while (!range.next.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
+      if (cur >= range.end) break;
+      fn(cur, std::min(range.end, cur + take));
+      cur = range.next.load(std::memory_order_relaxed);
+    }
   }
 }
 
@@ -85,14 +89,12 @@ void claim_guided(std::atomic<int64_t>& next, int64_t n, int64_t grain, int64_t 
 void run_external(const Exec& exec, int64_t chunks, int64_t n, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
   const int workers = static_cast<int>(std::min<int64_t>(exec.threads, chunks));
-  if (grain < 0) {
-    std::atomic<int64_t> next{0};
-    (*exec.parallel)(workers, [&](int) { claim_guided(next, n, grain, 2 * workers, fn); });
-    return;
-  }
   std::vector<ChunkRange> ranges(static_cast<size_t>(workers));
-  set_ranges(ranges.data(), workers, chunks);
-  (*exec.parallel)(workers, [&](int w) { claim_ranges(ranges.data(), workers, w, n, grain, fn); });
+  set_ranges(ranges.data(), workers, grain > 0 ? chunks : n);
+  (*exec.parallel)(workers, [&](int w) {
+    if (grain > 0) claim_ranges(ranges.data(), workers, w, n, grain, fn);
+    else claim_guided(ranges.data(), workers, w, grain, fn);
+  });
 }
 
 unsigned hardware_threads() {
@@ -128,8 +130,7 @@ class Pool {
     n_ = n;
     grain_ = grain;
     parts_ = helpers + 1;
-    if (grain > 0) set_ranges(ranges_, parts_, chunks);
-    next_.store(0);
+    set_ranges(ranges_, parts_, grain > 0 ? chunks : n);
     finished_.store(0);
     {
       std::lock_guard<std::mutex> lock(m_);
@@ -172,7 +173,7 @@ class Pool {
   // Participant w (the caller 0, helper i: i + 1).
   void work(int w) {
     if (grain_ > 0) claim_ranges(ranges_, parts_, w, n_, grain_, *job_);
-    else claim_guided(next_, n_, grain_, 2 * parts_, *job_);
+    else claim_guided(ranges_, parts_, w, grain_, *job_);
   }
 
   void loop(int index, uint64_t seen) {
@@ -214,7 +215,6 @@ class Pool {
   int64_t n_ = 0, grain_ = 1;
   int parts_ = 1;  // the caller and the helpers asked for
   ChunkRange ranges_[kMaxHelpers + 1];
-  std::atomic<int64_t> next_{0};  // guided jobs
   std::atomic<uint64_t> gate_{0};
   std::atomic<uint64_t> finished_{0};  // joined helpers done with the current job
   std::atomic<uint64_t> state_{0};  // job counter << 8 | helpers wanted

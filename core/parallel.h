@@ -2,7 +2,7 @@
 // cut depends only on n and grain, never on the thread count, so a kernel that writes
 // per-chunk results and combines them in chunk order gives the same bits for 1 or N
 // threads. Each worker takes its own range of chunks first, then what the others left
-// (parallel.cpp, ChunkRange); guided loops take chunks from a shared counter.
+// (parallel.cpp, ChunkRange).
 #pragma once
 
 #include <cstdint>
@@ -18,10 +18,11 @@ void parallel_for(const Exec& exec, int64_t n, int64_t grain,
                   const std::function<void(int64_t begin, int64_t end)>& fn);
 
 // For loops whose results do not depend on the cut (each output written by one call, no
-// cross-chunk sums): chunks are claimed guided, each max(min_grain, left / (2 * threads))
-// items, so the first ones are long runs (a thread keeps to contiguous data) and the tail
-// is cut fine: a thread that starts late or runs slow (a busy machine) delays the job by
-// at most a small chunk. One call fn(0, n) when it runs on one thread.
+// cross-chunk sums): each thread has its range of items (as parallel_for's chunks) and claims
+// from it guided, max(min_grain, half of what is left there), then from the others' ranges, so
+// the first claims are long runs (a thread keeps to contiguous data) and the tail is cut fine
+// (a range's last chunk may be shorter than min_grain): a thread that starts late or runs slow
+// (a busy machine) delays the job by at most a small chunk. One call fn(0, n) on one thread.
 void parallel_for_guided(const Exec& exec, int64_t n, int64_t min_grain,
                          const std::function<void(int64_t begin, int64_t end)>& fn);
 
