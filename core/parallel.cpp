@@ -89,11 +89,13 @@ void claim_guided(ChunkRange* r, int parts, int w, int64_t grain, const std::fun
 void run_external(const Exec& exec, int64_t chunks, int64_t n, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
   const int workers = static_cast<int>(std::min<int64_t>(exec.threads, chunks));
-  std::vector<ChunkRange> ranges(static_cast<size_t>(workers));
-  set_ranges(ranges.data(), workers, grain > 0 ? chunks : n);
+  ChunkRange local[8];  // no allocation per job up to 8 workers
+  std::vector<ChunkRange> more(workers > 8 ? static_cast<size_t>(workers) : 0);
+  ChunkRange* ranges = workers > 8 ? more.data() : local;
+  set_ranges(ranges, workers, grain > 0 ? chunks : n);
   (*exec.parallel)(workers, [&](int w) {
-    if (grain > 0) claim_ranges(ranges.data(), workers, w, n, grain, fn);
-    else claim_guided(ranges.data(), workers, w, grain, fn);
+    if (grain > 0) claim_ranges(ranges, workers, w, n, grain, fn);
+    else claim_guided(ranges, workers, w, grain, fn);
   });
 }
 
