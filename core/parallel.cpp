@@ -38,8 +38,8 @@ bool spin_until(Pred pred, bool yield = false) {
   }
 }
 
-// Fixed-grain chunks: one contiguous range of chunks per participant (participant w of P: chunks
-// [w*chunks/P, (w+1)*chunks/P)), each with its own counter. A participant takes its own range
+// One contiguous range per participant (participant w of P: chunks [w*chunks/P, (w+1)*chunks/P),
+// or items for guided jobs), each with its own counter. A participant takes its own range
 // first, then takes what is left of the others' (from their front: each counter hands a chunk out
 // once), so a helper that never joins costs nothing. Each thread computes the same chunks call
 // after call where none is late, and the data it read last time is still in its own L2 (one
