@@ -39,7 +39,7 @@ bool spin_until(Pred pred, bool yield = false) {
 }
 
 // One contiguous range per participant (participant w of P: chunks [w*chunks/P, (w+1)*chunks/P),
-// or items for guided jobs), each with its own counter. A participant takes its own range
+// or items for guided jobs; range_begin in parallel.h), each with its own counter. A participant takes its own range
 // first, then takes what is left of the others' (from their front: each counter hands a chunk out
 // once), so a helper that never joins costs nothing. Each thread computes the same chunks call
 // after call where none is late, and the data it read last time is still in its own L2 (one
@@ -50,35 +50,30 @@ struct alignas(64) ChunkRange {
   int64_t end = 0;
 };
 
-void set_ranges(ChunkRange* r, int parts, int64_t chunks) {
+// The ranges of a job of n items: of chunks (grain > 0), else of items (guided).
+void set_ranges(ChunkRange* r, int parts, int64_t n, int64_t grain) {
+  const int64_t count = grain > 0 ? num_chunks(n, grain) : n;
   for (int w = 0; w < parts; ++w) {
-    r[w].next.store(w * chunks / parts, std::memory_order_relaxed);
-    r[w].end = (w + 1) * chunks / parts;
+    r[w].next.store(range_begin(w, count, parts), std::memory_order_relaxed);
+    r[w].end = range_begin(w + 1, count, parts);
   }
 }
 
-void claim_ranges(ChunkRange* r, int parts, int w, int64_t n, int64_t grain,
-                  const std::function<void(int64_t, int64_t)>& fn) {
+// Participant w's share: its own range, then what is left of the others'. A claim takes one chunk
+// (grain > 0), or (guided) max(-grain, half of what is left in the range) items: a long first run,
+// the tail cut fine.
+void claim(ChunkRange* r, int parts, int w, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   for (int i = 0; i < parts; ++i) {
     ChunkRange& range = r[(w + i) % parts];
-    for (int64_t c = range.next.fetch_add(1, std::memory_order_relaxed); c < range.end;
-         c = range.next.fetch_add(1, std::memory_order_relaxed))
-      fn(c * grain, std::min(n, c * grain + grain));
-  }
-}
-
-// Guided (grain < 0): the same ranges, of items (participant w: [w*n/P, (w+1)*n/P)); a claim takes
-// max(-grain, half of what is left in the range): a long first run, the tail cut fine.
-void claim_guided(ChunkRange* r, int parts, int w, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-  for (int i = 0; i < parts; ++i) {
-    ChunkRange& range = r[(w + i) % parts];
-    int64_t cur = range.next.load(std::memory_order_relaxed), take = 0;
-    for (;;) {
-      do {
-        if (cur >= range.end) break;
-        take = std::max(-grain, (range.end - cur) / 2);
-      } while (!range.next.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed));
-      if (cur >= range.end) break;
+    if (grain > 0) {
+      for (int64_t c; (c = range.next.fetch_add(1, std::memory_order_relaxed)) < range.end;)
+        fn(c * grain, std::min(n, c * grain + grain));
+      continue;
+    }
+    int64_t cur = range.next.load(std::memory_order_relaxed);
+    while (cur < range.end) {
+      const int64_t take = std::max(-grain, (range.end - cur) / 2);
+      if (!range.next.compare_exchange_weak(cur, cur + take, std::memory_order_relaxed)) continue;  // cur reloaded
       fn(cur, std::min(range.end, cur + take));
       cur = range.next.load(std::memory_order_relaxed);
     }
@@ -92,11 +87,8 @@ void run_external(const Exec& exec, int64_t chunks, int64_t n, int64_t grain,
   ChunkRange local[8];  // no allocation per job up to 8 workers
   std::vector<ChunkRange> more(workers > 8 ? static_cast<size_t>(workers) : 0);
   ChunkRange* ranges = workers > 8 ? more.data() : local;
-  set_ranges(ranges, workers, grain > 0 ? chunks : n);
-  (*exec.parallel)(workers, [&](int w) {
-    if (grain > 0) claim_ranges(ranges, workers, w, n, grain, fn);
-    else claim_guided(ranges, workers, w, grain, fn);
-  });
+  set_ranges(ranges, workers, n, grain);
+  (*exec.parallel)(workers, [&](int w) { claim(ranges, workers, w, n, grain, fn); });
 }
 
 unsigned hardware_threads() {
@@ -132,7 +124,7 @@ class Pool {
     n_ = n;
     grain_ = grain;
     parts_ = helpers + 1;
-    set_ranges(ranges_, parts_, grain > 0 ? chunks : n);
+    set_ranges(ranges_, parts_, n, grain);
     finished_.store(0);
     {
       std::lock_guard<std::mutex> lock(m_);
@@ -173,10 +165,7 @@ class Pool {
   }
 
   // Participant w (the caller 0, helper i: i + 1).
-  void work(int w) {
-    if (grain_ > 0) claim_ranges(ranges_, parts_, w, n_, grain_, *job_);
-    else claim_guided(ranges_, parts_, w, grain_, *job_);
-  }
+  void work(int w) { claim(ranges_, parts_, w, n_, grain_, *job_); }
 
   void loop(int index, uint64_t seen) {
     for (;;) {
