@@ -192,6 +192,13 @@ inline int64_t balance_grain(const Exec& exec, int64_t n, int64_t chunks_per_thr
 // Chunks of `grain` in [0, n): what parallel_for cuts.
 constexpr int64_t nchunks(int64_t n, int64_t grain) { return grain <= 0 ? 0 : (n + grain - 1) / grain; }
 
+// Batch-norm channel vectors per pass over the rows in a unit's row (drivers pass
+// bn_vectors<T>(kTiles) to the micro-kernels of ukernels/batch_norm.h as their U).
+template <class T>
+constexpr int bn_vectors(const Tiles& unit) {
+  return std::is_same_v<T, float> ? unit.bn_vectors_f32 : unit.bn_vectors_f64;
+}
+
 // Calls f.template operator()<MR, NRV>() with the GEMM tile of U (a unit's row, kTiles: the
 // tiles it instantiates) equal to `want`, or with U's default tile (gemm[0]) when none is.
 template <const Tiles& U, int I = 1, class F>

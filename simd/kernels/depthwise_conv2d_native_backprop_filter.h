@@ -176,15 +176,16 @@ bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool pre
   // Two channel vectors per item where 32 registers hold their 18 sums (the last one alone
   // if the count is odd): each pass over the chunk's rows reads two adjacent lines per pixel.
   const int64_t NV = kTiles.dw_channel_pairs ? 2 : 1;
+  constexpr int BP = kTiles.dw_block_pixels;
   const int64_t groups = (cvn + NV - 1) / NV;
   // Channels [c, c + NV*L) (or the lone last vector) of rows [r0, r1) into out.
   auto run = [&](int64_t r0, int64_t r1, int64_t c, T* out, bool pf) {
     if (NV == 2 && c + 2 * L <= C) {
-      if (S == 1) dwf_chunk3<T, Arch, 1, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
-      else dwf_chunk3<T, Arch, 2, 2>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
+      if (S == 1) dwf_chunk3<T, Arch, 1, 2, BP>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
+      else dwf_chunk3<T, Arch, 2, 2, BP>(p, x, dy, r0, r1, c, j_lo, j_hi, strip2, out, pf);
     } else {
-      if (S == 1) dwf_chunk3<T, Arch, 1, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
-      else dwf_chunk3<T, Arch, 2, 1>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
+      if (S == 1) dwf_chunk3<T, Arch, 1, 1, BP>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
+      else dwf_chunk3<T, Arch, 2, 1, BP>(p, x, dy, r0, r1, c, j_lo, j_hi, strip1, out, pf);
     }
   };
   const int64_t items = chunks * groups;

@@ -121,13 +121,15 @@ inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
   constexpr int64_t L = Vec<T, Arch>::width;
   const int64_t cv2 = kTiles.dw_channel_pairs ? cv / (2 * L) * (2 * L) : 0;
   const int64_t c0 = cv2;
+  constexpr int P = kTiles.dw_block_pixels;  // the unit's block, and (WASM) weights reloaded per block
+  constexpr bool reload = kTiles.wasm;
   switch (g.R * 4 + g.K) {
-    case 1 * 4 + 2: if (cv2) dwg_pair<T, Arch, 1, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 2>(gr, w, c0, cv, dst, ds); break;
-    case 2 * 4 + 2: if (cv2) dwg_pair<T, Arch, 2, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 2>(gr, w, c0, cv, dst, ds); break;
-    case 3 * 4 + 2: if (cv2) dwg_pair<T, Arch, 3, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 2>(gr, w, c0, cv, dst, ds); break;
-    case 1 * 4 + 3: if (cv2) dwg_pair<T, Arch, 1, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 3>(gr, w, c0, cv, dst, ds); break;
-    case 2 * 4 + 3: if (cv2) dwg_pair<T, Arch, 2, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 3>(gr, w, c0, cv, dst, ds); break;
-    case 3 * 4 + 3: if (cv2) dwg_pair<T, Arch, 3, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 3>(gr, w, c0, cv, dst, ds); break;
+    case 1 * 4 + 2: if (cv2) dwg_pair<T, Arch, 1, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 2, P, reload>(gr, w, c0, cv, dst, ds); break;
+    case 2 * 4 + 2: if (cv2) dwg_pair<T, Arch, 2, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 2, P, reload>(gr, w, c0, cv, dst, ds); break;
+    case 3 * 4 + 2: if (cv2) dwg_pair<T, Arch, 3, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 2, P, reload>(gr, w, c0, cv, dst, ds); break;
+    case 1 * 4 + 3: if (cv2) dwg_pair<T, Arch, 1, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 3, P, reload>(gr, w, c0, cv, dst, ds); break;
+    case 2 * 4 + 3: if (cv2) dwg_pair<T, Arch, 2, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 3, P, reload>(gr, w, c0, cv, dst, ds); break;
+    case 3 * 4 + 3: if (cv2) dwg_pair<T, Arch, 3, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 3, P, reload>(gr, w, c0, cv, dst, ds); break;
     default: return 0;
   }
   return cv;
@@ -135,13 +137,14 @@ inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
 
 template <class T, class Arch, int S>
 inline bool dwf_dispatch(const TapGroups& g, const GroupedRow<T>& gr, const T* dy, T* const* acc, int64_t cv) {
+  constexpr int P = kTiles.dw_block_pixels;
   switch (g.R * 4 + g.K) {
-    case 1 * 4 + 2: dwf_block<T, Arch, 1, 2, S>(gr, dy, acc, cv); return true;
-    case 2 * 4 + 2: dwf_block<T, Arch, 2, 2, S>(gr, dy, acc, cv); return true;
-    case 3 * 4 + 2: dwf_block<T, Arch, 3, 2, S>(gr, dy, acc, cv); return true;
-    case 1 * 4 + 3: dwf_block<T, Arch, 1, 3, S>(gr, dy, acc, cv); return true;
-    case 2 * 4 + 3: dwf_block<T, Arch, 2, 3, S>(gr, dy, acc, cv); return true;
-    case 3 * 4 + 3: dwf_block<T, Arch, 3, 3, S>(gr, dy, acc, cv); return true;
+    case 1 * 4 + 2: dwf_block<T, Arch, 1, 2, S, P>(gr, dy, acc, cv); return true;
+    case 2 * 4 + 2: dwf_block<T, Arch, 2, 2, S, P>(gr, dy, acc, cv); return true;
+    case 3 * 4 + 2: dwf_block<T, Arch, 3, 2, S, P>(gr, dy, acc, cv); return true;
+    case 1 * 4 + 3: dwf_block<T, Arch, 1, 3, S, P>(gr, dy, acc, cv); return true;
+    case 2 * 4 + 3: dwf_block<T, Arch, 2, 3, S, P>(gr, dy, acc, cv); return true;
+    case 3 * 4 + 3: dwf_block<T, Arch, 3, 3, S, P>(gr, dy, acc, cv); return true;
     default: return false;
   }
 }
@@ -154,7 +157,7 @@ inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
                        const T* const* src, T* const* accp, int64_t step, int64_t src_w, int64_t C) {
   // WASM: dwf_interior's 9 accumulators + 1 dy + 1 source fit V8's registers and measured
   // faster there (about 23 vs 17-22 GFLOP/s in Node 20) than any dwf_block shape tried:
-  // LLVM/Binaryen reorder a block so that its reused sources all stay live (see kDwP).
+  // LLVM/Binaryen reorder a block so that its reused sources all stay live (see depthwise.h).
   // WASM (float, one offset for all groups): the sliding-window kernel of simd/wasm/ (a
   // filter row and 8 channels per pass, the dy window in registers).
   if constexpr (kTiles.wasm && std::is_same_v<T, float>) {

@@ -140,7 +140,7 @@ void fused_batch_norm_grad(const Exec& exec, const ConvTuning& tuning, const Bat
   }
   par(exec, R, grain, [&](int64_t r0, int64_t) {
     T* s0 = part + (r0 / grain) * 2 * C;
-    bn_grad_sums<T, Arch>(r0, imin(R, r0 + grain), C, dy, x, mean, s0, s0 + C);
+    bn_grad_sums<T, Arch, bn_vectors<T>(kTiles)>(r0, imin(R, r0 + grain), C, dy, x, mean, s0, s0 + C);
   });
   bn_combine<T, Arch>(chunks, part, 2 * C, C, doffset);
   bn_combine<T, Arch>(chunks, part + C, 2 * C, C, sdyxc);

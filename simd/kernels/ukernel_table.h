@@ -16,7 +16,7 @@ void dwf_block_call(const T* const* row, const int64_t* o, int64_t nj, int64_t j
                     int64_t C, const T* dy, T* const* acc, int64_t cv) {
   GroupedRow<T> gr{{}, {}, nj, j_lo, j_hi, src_w, C};
   for (int r = 0; r < R; ++r) gr.row[r] = row[r], gr.o[r] = o[r];
-  dwf_block<T, Arch, R, K, S>(gr, dy, acc, cv);
+  dwf_block<T, Arch, R, K, S, kTiles.dw_block_pixels>(gr, dy, acc, cv);
 }
 
 template <class T, class Arch, int S>
@@ -39,11 +39,11 @@ TypedRowUkernels<T> typed_row_ukernels() {
   if constexpr (!kTiles.wasm) {  // (WebAssembly runs dwf_wasm of simd/wasm/ instead)
     fill_dwf_block<T, Arch, 1>(u);
     fill_dwf_block<T, Arch, 2>(u);
-    u.dwf_chunk3[0][0] = &dwf_chunk3<T, Arch, 1, 1>;
-    u.dwf_chunk3[1][0] = &dwf_chunk3<T, Arch, 2, 1>;
+    u.dwf_chunk3[0][0] = &dwf_chunk3<T, Arch, 1, 1, kTiles.dw_block_pixels>;
+    u.dwf_chunk3[1][0] = &dwf_chunk3<T, Arch, 2, 1, kTiles.dw_block_pixels>;
     if constexpr (kTiles.dw_channel_pairs) {
-      u.dwf_chunk3[0][1] = &dwf_chunk3<T, Arch, 1, 2>;
-      u.dwf_chunk3[1][1] = &dwf_chunk3<T, Arch, 2, 2>;
+      u.dwf_chunk3[0][1] = &dwf_chunk3<T, Arch, 1, 2, kTiles.dw_block_pixels>;
+      u.dwf_chunk3[1][1] = &dwf_chunk3<T, Arch, 2, 2, kTiles.dw_block_pixels>;
     }
   }
   if constexpr (bn_can_stream<T, Arch>()) u.bn_grad_dx_stream = &bn_grad_dx_stream<T, Arch>;
@@ -66,14 +66,14 @@ RowUkernels row_ukernels() {
   u.frac_pool_row = &frac_pool_row<F, Arch>;
   u.frac_pool_grad_row = &frac_pool_grad_row<F, Arch>;
   u.bn_sum_x = [](int64_t r0, int64_t r1, int64_t C, const F* x, F* s0) {
-    bn_row_sums<F, Arch>(r0, r1, C, s0, static_cast<F*>(nullptr), BnSumX<F>{x, C});
+    bn_row_sums<F, Arch, bn_vectors<F>(kTiles)>(r0, r1, C, s0, static_cast<F*>(nullptr), BnSumX<F>{x, C});
   };
   u.bn_sum_sq = [](int64_t r0, int64_t r1, int64_t C, const F* x, const F* mean, F* s0) {
-    bn_row_sums<F, Arch>(r0, r1, C, s0, static_cast<F*>(nullptr), BnSumSq<F>{x, mean, C});
+    bn_row_sums<F, Arch, bn_vectors<F>(kTiles)>(r0, r1, C, s0, static_cast<F*>(nullptr), BnSumSq<F>{x, mean, C});
   };
   u.bn_combine = &bn_combine<F, Arch>;
   u.bn_affine = &bn_affine<F, Arch>;
-  u.bn_grad_sums = &bn_grad_sums<F, Arch>;
+  u.bn_grad_sums = &bn_grad_sums<F, Arch, bn_vectors<F>(kTiles)>;
   u.bn_grad_dx = &bn_grad_dx<F, Arch>;
   u.bn_grad_plane_sums = &bn_grad_plane_sums<F, Arch>;
   u.bn_grad_plane_dx = &bn_grad_plane_dx<F, Arch>;

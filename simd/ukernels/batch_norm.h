@@ -37,11 +37,12 @@ GRADRT_SIMD_NOINLINE void bn_row_sums_block(int64_t r0, int64_t r1, int64_t c, T
   }
 }
 
-template <class T, class Arch, class F>
+// U: channel vectors per pass (2U sums, + U means; the unit's Tiles::bn_vectors_*, drivers'
+// bn_vectors<T>(kTiles)).
+template <class T, class Arch, int U, class F>
 inline void bn_row_sums(int64_t r0, int64_t r1, int64_t C, T* s0, T* s1, F&& f) {
   using V = Vec<T, Arch>;
   constexpr int64_t L = V::width;
-  constexpr int U = std::is_same_v<T, float> ? kTiles.bn_vectors_f32 : kTiles.bn_vectors_f64;  // 2U sums (+ U means)
   int64_t c = 0;
   for (; c + U * L <= C; c += U * L) bn_row_sums_block<T, Arch, U>(r0, r1, c, s0, s1, f);
   // The rest in one pass where it fits a block of 4, 2 or 1 vectors (each at most once).
@@ -193,14 +194,14 @@ GRADRT_SIMD_NOINLINE void bn_grad_dx_stream(int64_t r0, int64_t r1, int64_t C, c
 }
 
 // Training sums of FusedBatchNormGrad over rows [r0, r1): s0[c] = sum dy, s1[c] = sum dy*(x - mean).
-template <class T, class Arch>
+// U channel vectors per pass (3U registers).
+template <class T, class Arch, int U>
 inline void bn_grad_sums(int64_t r0, int64_t r1, int64_t C, const T* dy, const T* x, const T* mean, T* s0, T* s1) {
   using V = Vec<T, Arch>;
   constexpr int64_t L = V::width;
   // Blocks of U channel vectors: 2U running sums and U means in registers while the chunk's
   // rows stream by (sums kept in memory instead stall on 4K aliasing with the loads).
   int64_t c = 0;
-  constexpr int U = std::is_same_v<T, float> ? kTiles.bn_vectors_f32 : kTiles.bn_vectors_f64;  // 3U registers
   for (; c + U * L <= C; c += U * L) {
     typename V::type a[U], b[U], m[U];
     for (int u = 0; u < U; ++u) {

@@ -12,14 +12,16 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-// Pixels per register block. With 32 vector registers (AVX-512, NEON) 8 pixels fit next to
-// 9 weights/accumulators; with 16 (SSE, AVX2), 4.
+// Pixels per register block: a template parameter P of the block micro-kernels (dwg_block,
+// dwf_block, dwf_chunk3), which the drivers take from their unit's Tiles::dw_block_pixels.
+// With 32 vector registers (AVX-512, NEON) 8 pixels fit next to 9 weights/accumulators; with
+// 16 (SSE, AVX2), 4.
 // WASM: V8 has 15 usable on x64 and needs a temporary for every product (no FMA), and
 // neither LLVM nor Binaryen keep the source order of a block (they hoist its loads and
 // compute one accumulator's whole chain at a time), so a block must fit even with every
 // value of it live at once: the gather reloads the K weights of one group per block
-// (4 pixels: 6 sources + 3 weights + 4 sums); the filter gradient keeps dwf_interior.
-constexpr int kDwP = kTiles.dw_block_pixels;
+// (dwg_block's ReloadW; 4 pixels: 6 sources + 3 weights + 4 sums); the filter gradient keeps
+// dwf_interior.
 
 // Pins a loaded vector in a register. Without it GCC folds the load back into every
 // multiply-add that uses it (a memory operand per FMA: the reuse these kernels are about is

@@ -49,12 +49,12 @@ inline int64_t dwf_interior(int64_t j0, int64_t j1, const T* dyrow, const T* con
 // the odd pixels of each block go to a second set a1 (two dependency chains per tap: 8
 // chained multiply-adds per block would otherwise wait on the FMA latency); acc += a0 + a1.
 // The order depends only on the row's geometry, never on threads.
-template <class T, class Arch, int R, int K, int S>
+// P: pixels per block (the unit's Tiles::dw_block_pixels).
+template <class T, class Arch, int R, int K, int S, int P>
 GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* const* acc, int64_t cv) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
-  constexpr int P = kDwP;
   constexpr bool kSplit = P >= 8;
   constexpr int Q = (P - 1) * S + K;  // source pixels a block of P reads per group
   const int64_t C = gr.C, nj = gr.nj, j_lo = gr.j_lo, j_hi = gr.j_hi;
@@ -133,7 +133,7 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
 // of these channels (3 * in_w * NV * 64 bytes with AVX-512) stay in L1 while consecutive
 // output rows reuse them. NV = 2 reads two adjacent lines per pixel in one pass (the whole
 // pixel when C = 2L) and halves the passes over the chunk's rows. Inside a row, as in
-// dwf_block: P = kDwP / NV dy vectors per channel vector in registers, each x vector
+// dwf_block: P = BP / NV dy vectors per channel vector in registers, each x vector
 // loaded once per block and fed to every (pixel, kx) pair that reads it; with P = 8 the
 // odd pixels of a block sum into a1 (two dependency chains per tap), and the row's pixels
 // outside [j_lo, j_hi) (some kx outside x) and rows with some ky outside x go one pixel at
@@ -150,13 +150,14 @@ GRADRT_SIMD_NOINLINE void dwf_block(const GroupedRow<T>& gr, const T* dy, T* con
 // that the chunk's other items find them in L2: an item alone reads NV lines per pixel
 // (the pixel stride, C*4 bytes, spans several lines), a pattern the hardware prefetchers
 // follow poorly from DRAM (measured: 0.6 -> 0.4-0.5 ms for 8x56x56x144 s2, 1 thread).
-template <class T, class Arch, int S, int NV>
+// BP: pixels per block with one channel vector (the unit's Tiles::dw_block_pixels).
+template <class T, class Arch, int S, int NV, int BP>
 GRADRT_SIMD_NOINLINE void dwf_chunk3(const ConvParams& p, const T* x, const T* dy, int64_t r0, int64_t r1,
                                      int64_t c, int64_t j_lo, int64_t j_hi, int64_t strip, T* out, bool pf) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
-  constexpr int P = kDwP / NV;
+  constexpr int P = BP / NV;
   constexpr bool kSplit = P >= 8;
   constexpr int Q = (P - 1) * S + 3;  // x pixels a block of P reads per row
   const int64_t C = p.in_c, W = p.in_w, OW = p.out_w, pl = p.pad_left;

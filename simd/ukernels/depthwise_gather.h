@@ -108,14 +108,14 @@ inline int64_t dw_interior(int64_t j0, int64_t j1, const T* const* src, const in
 // Gather over a whole row, source step 1, one vector of channels at a time (c < cv):
 //   dst[j*ds + c] = sum_{r, k} row[r][(j + o[r] + k)*C + c] * w[r*K + k][c]   (taps inside),
 // summed r ascending, then k ascending, from zero, for every pixel (block, remainder, edge).
-// Channels from c0 (dwg_pair did those before it).
-template <class T, class Arch, int R, int K>
+// Channels from c0 (dwg_pair did those before it). P pixels per block; ReloadW: reload a
+// group's weights per block instead of keeping all R*K in registers (WASM, see depthwise.h).
+template <class T, class Arch, int R, int K, int P, bool ReloadW>
 GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, int64_t c0, int64_t cv, T* dst,
                                     int64_t ds) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
   constexpr int64_t L = V::width;
-  constexpr int P = kDwP;
   const int64_t C = gr.C, nj = gr.nj, j_lo = gr.j_lo, j_hi = gr.j_hi;
   for (int64_t c = c0; c < cv; c += L) {
     B wv[R * K];
@@ -144,9 +144,9 @@ GRADRT_SIMD_NOINLINE void dwg_block(const GroupedRow<T>& gr, const T* const* w, 
       for (int r = 0; r < R; ++r) {
         const T* s = sr[r];
         sr[r] += P * C;
-        B wr[K];  // WASM: this group's weights, reloaded per block (see kDwP)
+        B wr[K];
 #pragma GCC unroll 3
-        for (int k = 0; k < K; ++k) wr[k] = kTiles.wasm ? V::load(w[r * K + k] + c) : wv[r * K + k];
+        for (int k = 0; k < K; ++k) wr[k] = ReloadW ? V::load(w[r * K + k] + c) : wv[r * K + k];
         // Source pixel q feeds pixel p = q - k through tap k; for a fixed p the taps come
         // in k ascending order, as in the remainder and edge loops.
 #pragma GCC unroll 16
