@@ -27,7 +27,8 @@ void bias_add_grad(const Exec& exec, const BiasParams& p, const T* dy, T* dbias)
   Arena scratch(exec);
   T* part = scratch.take<T>(chunks * C + 1);
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
-    bn_row_sums<T, Arch, bn_vectors<T>(kTiles)>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr), BnSumX<T>{dy, C});
+    bn_row_sums<T, Arch, bn_vectors<T>(kTiles)>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr),
+                                                BnSumX<T>{dy, C});
   });
   bn_combine<T, Arch>(chunks, part, C, C, dbias);
 }

@@ -123,13 +123,17 @@ inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
   const int64_t c0 = cv2;
   constexpr int P = kTiles.dw_block_pixels;  // the unit's block, and (WASM) weights reloaded per block
   constexpr bool reload = kTiles.wasm;
+  auto rows = [&]<int R, int K>() {
+    if (cv2) dwg_pair<T, Arch, R, K>(gr, w, cv2, dst, ds);
+    dwg_block<T, Arch, R, K, P, reload>(gr, w, c0, cv, dst, ds);
+  };
   switch (g.R * 4 + g.K) {
-    case 1 * 4 + 2: if (cv2) dwg_pair<T, Arch, 1, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 2, P, reload>(gr, w, c0, cv, dst, ds); break;
-    case 2 * 4 + 2: if (cv2) dwg_pair<T, Arch, 2, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 2, P, reload>(gr, w, c0, cv, dst, ds); break;
-    case 3 * 4 + 2: if (cv2) dwg_pair<T, Arch, 3, 2>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 2, P, reload>(gr, w, c0, cv, dst, ds); break;
-    case 1 * 4 + 3: if (cv2) dwg_pair<T, Arch, 1, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 1, 3, P, reload>(gr, w, c0, cv, dst, ds); break;
-    case 2 * 4 + 3: if (cv2) dwg_pair<T, Arch, 2, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 2, 3, P, reload>(gr, w, c0, cv, dst, ds); break;
-    case 3 * 4 + 3: if (cv2) dwg_pair<T, Arch, 3, 3>(gr, w, cv2, dst, ds); dwg_block<T, Arch, 3, 3, P, reload>(gr, w, c0, cv, dst, ds); break;
+    case 1 * 4 + 2: rows.template operator()<1, 2>(); break;
+    case 2 * 4 + 2: rows.template operator()<2, 2>(); break;
+    case 3 * 4 + 2: rows.template operator()<3, 2>(); break;
+    case 1 * 4 + 3: rows.template operator()<1, 3>(); break;
+    case 2 * 4 + 3: rows.template operator()<2, 3>(); break;
+    case 3 * 4 + 3: rows.template operator()<3, 3>(); break;
     default: return 0;
   }
   return cv;

@@ -27,13 +27,14 @@ void batch_norm_stats(const Exec& exec, const BatchNormParams& p, const T* x, T*
   T* part = scratch.take<T>(chunks * C + 1);
   const T inv_r = R > 0 ? T(1) / T(R) : T(0);
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
-    bn_row_sums<T, Arch, bn_vectors<T>(kTiles)>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr), BnSumX<T>{x, C});
+    bn_row_sums<T, Arch, bn_vectors<T>(kTiles)>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr),
+                                                BnSumX<T>{x, C});
   });
   bn_combine<T, Arch>(chunks, part, C, C, mean);
   for (int64_t c = 0; c < C; ++c) mean[c] *= inv_r;
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
     bn_row_sums<T, Arch, bn_vectors<T>(kTiles)>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr),
-                         BnSumSq<T>{x, mean, C});
+                                                BnSumSq<T>{x, mean, C});
   });
   bn_combine<T, Arch>(chunks, part, C, C, variance);
   for (int64_t c = 0; c < C; ++c) variance[c] *= inv_r;
