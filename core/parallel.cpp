@@ -38,11 +38,11 @@ bool spin_until(Pred pred, bool yield = false) {
   }
 }
 
-// One contiguous range per participant (participant w of P: chunks [w*chunks/P, (w+1)*chunks/P),
-// or items for guided jobs; range_begin in parallel.h), each with its own counter. A participant takes its own range
-// first, then takes what is left of the others' (from their front: each counter hands a chunk out
-// once), so a helper that never joins costs nothing. Each thread computes the same chunks call
-// after call where none is late, and the data it read last time is still in its own L2 (one
+// One contiguous range per participant (participant w of P: chunks [w*chunks/P, (w+1)*chunks/P), or
+// items for guided jobs; range_begin in parallel.h), each with its own counter. A participant takes
+// its own range first, then what is left of the others' (from their front: each counter hands a
+// chunk out once), so a helper that never joins costs nothing. Each thread computes the same chunks
+// call after call where none is late, and the data it read last time is still in its own L2 (one
 // shared counter let the caller, awake first, take whichever chunks came first: the next call's
 // split differed, and a thread's chunks came from the other core's cache).
 struct alignas(64) ChunkRange {

@@ -29,9 +29,9 @@ void parallel_for_guided(const Exec& exec, int64_t n, int64_t min_grain,
 inline int64_t num_chunks(int64_t n, int64_t grain) { return grain <= 0 ? 0 : (n + grain - 1) / grain; }
 
 // parallel_for's participants: P = min(threads, chunks); participant w (the caller 0) first takes
-// chunks [range_begin(w), range_begin(w + 1)) = [w*chunks/P, (w+1)*chunks/P) in order. mirror_in_range(q) is the chunk at q's place
-// counted from the other end of q's range: a loop that maps chunk q to it runs each range last
-// chunk first (one thread: the whole loop in reverse).
+// chunks [range_begin(w), range_begin(w + 1)) = [w*chunks/P, (w+1)*chunks/P) in order.
+// mirror_in_range(q) is the chunk at q's place counted from the other end of q's range: a loop that
+// maps chunk q to it runs each range last chunk first (one thread: the whole loop in reverse).
 inline int64_t range_begin(int64_t w, int64_t count, int64_t parts) { return w * count / parts; }
 
 inline int64_t mirror_in_range(int64_t q, int64_t chunks, int64_t threads) {
