@@ -31,8 +31,14 @@ def functions(obj, objdump, renames=()):
             # drop the address, symbolic targets (<fn+0x12>), rip offsets and wasm call indices
             insn = re.sub(r"^[0-9a-f]+:\s*", "", line.strip())
             insn = re.sub(r"\s*#.*$", "", insn)  # comments: wasm label numbers, rip targets
-            insn = re.sub(r"\s*<.*>$|\b0x[0-9a-f]+\(%rip\)|(?<=call)\s+\d+", "", insn)
+            # a branch target as its offset in the named function (the absolute address moves
+            # with the function's place in its section)
+            insn = re.sub(r"\b[0-9a-f]+ <.*(\+0x[0-9a-f]+)>$", r"<\1>", insn)
+            insn = re.sub(r"\s*(?<!\S)<[^+].*>$|\b0x[0-9a-f]+\(%rip\)|(?<=call)\s+\d+", "", insn)
             funcs[name].append(insn)
+    for insns in funcs.values():  # padding to the next function's alignment
+        while insns and re.match(r"(data16 )*(cs )*(nop|xchg\s+%ax,%ax|int3)", insns[-1]):
+            insns.pop()
     return funcs
 
 

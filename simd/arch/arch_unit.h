@@ -1,11 +1,7 @@
 // The body of every simd/arch/<isa>.cpp: the kernels for one arch and its table accessor
 // table_<GRADRT_SIMD_NS>(). The unit defines GRADRT_SIMD_NS (its namespace, also the name of
 // its row in simd/tiles.h) and GRADRT_SIMD_ARCH (the xsimd arch type), then includes this file.
-#include "../tiles.h"
-
-namespace gradrt::simd::GRADRT_SIMD_NS {
-constexpr Tiles kTiles = tiles::GRADRT_SIMD_NS;
-}  // namespace gradrt::simd::GRADRT_SIMD_NS
+#include "unit_tiles.h"
 
 #include "../kernels/all.h"
 

@@ -7,101 +7,10 @@
 // dy load feeds every tap (dwf_interior).
 #pragma once
 
-#include <type_traits>
-
 #include "common.h"
 #include "depthwise_rows.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
-
-// The filter gradient (3x3, dilation 1, M == 1, column stride 1 or 2, C % 4 == 0) as chunk
-// partials, for the caller to combine in chunk order: returns *chunks partials of 9*C floats
-// (workspace slot 0), or nullptr for other shapes (the caller takes the generic path). Rows
-// are cut into at most 16 chunks of >= 2 rows (by the row count only, as the generic path:
-// the same bits for any thread count). Inside a chunk, runs of up to kRows consecutive
-// output rows of one image with all 3 ky inside x go to one dwf_wasm call (simd/wasm/);
-// rows with some ky outside x go alone, with fewer filter rows.
-// Where the time goes (56x56x144 stride 2, Node 20, Zen 5 guest; 67 us, the same as with the
-// earlier kernel, all 9 taps of one channel vector per step): with every channel group
-// reading group 0's x and dy lines (so all but the first group hit L1) it runs in 54-55 us,
-// so the first touch of each 64-byte line costs ~13 us; the rest is the loop itself (earlier
-// kernel: ~40 x64 instructions per step in V8 for 9 multiply-adds; dwf_wasm, unrolled 3x by
-// V8: ~25 per step for 6: 6 loads, 6 mul, 6 add, 3 address adds, counter; 88% of its
-// samples). 112x112x32 stride 1 is compute-bound (the
-// same time with half its lines never touched): 218 -> 180 us. Measured and lost (A/B,
-// dwmicro.mjs), this kernel:
-// - 3 channel vectors per step (stride 2: 9 accumulators + 6 dy): V8 schedules a step's
-//   loads first, so 9 loaded vectors are live: spills, 100 us; a compiler barrier between the
-//   vectors does not stop V8 (only a loop exit between them does, as in its own unrolling).
-// - the earlier 9-tap kernel without the never-loop for stride 1: spills, 222 us.
-// - the never-loop in the 8-channel loop: stride 1 ~12% slower (it stops V8's unrolling);
-//   keeping it only for the first-touch blocks (c % 16 == 0): +2 us.
-// - touch loads (volatile i32, 1 instruction each) of the next 16 channels' lines: 3 per
-//   step in the blocks that touch no new line: +5 us; 2 per step in every block (the lines
-//   of the block after next): +3 us. Filter row outer, channel block inner: +4 us. A loop on
-//   the dy pointer instead of a counter: no change (LLVM keeps the counter).
-// The earlier 9-tap kernel:
-// - packing each 16-channel group's x and dy rows into L1 scratch (pixel stride 64 B) before
-//   its 4 passes: 113 us; packing all groups of a run at once with in-order reads: 118 us.
-//   The compute on packed L1 data is ~52 us, but the copy (2.1 MB of stores per call, reads
-//   missing the same lines) costs more than the misses it removes.
-// - a scalar "touch" load per step (GPR sink, no vector register) of the next run's x rows
-//   (in order) or of the next group's lines (stride C): no gain / +6 us; one call per channel
-//   group instead of per run: +5 us. A separate in-order touch pass over a run's rows: +13 us.
-//   In this kernel, touching the next group's line at the current pixel (rows 0/1, both
-//   pixels, over a group's 4 passes): no gain. So the first-touch cost is not the latency
-//   of the first pass's misses alone (L2-resident 28x28x144: 20.0 us vs 18.0 us all-L1).
-// - C as a compile-time constant (immediate load offsets): -2.4 us only.
-template <class T, class Arch>
-const T* dwf_wasm_chunks(const Exec& exec, Arena& scratch, const ConvParams& p, const T* x, const T* dy,
-                         int64_t* chunks_out) {
-  using Wasm = WasmKernels<T, Arch>;
-  constexpr int64_t kRows = Wasm::kFilterRows, kL1 = Wasm::kL1Bytes;
-  const int64_t C = p.in_c, W = p.in_w, OW = p.out_w;
-  if (p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 || p.dilation_w != 1 ||
-      (p.stride_w != 1 && p.stride_w != 2) || C % 4 != 0 || C == 0)
-    return nullptr;
-  const int64_t rows = p.batch * p.out_h, nw = 9 * C;
-  if (rows == 0 || OW == 0) return nullptr;
-  const int64_t grain = reduction_grain(rows, 2, 16), chunks = nchunks(rows, grain);
-  const int64_t S = p.stride_w;
-  // The chunk partials, then per chunk the running sums of dwf_wasm.
-  T* part = scratch.take<T>(2 * chunks * nw + 1);
-  const int64_t xrs = p.stride_h * W * C, dys = OW * C;
-  // Rows per part (dwf_wasm): one 8-channel pass over n rows reads (n-1)*stride_h + 3 x rows
-  // and n dy rows, min(64, 4C) bytes (its line) per pixel; the next 8 channels (same lines)
-  // find them in L1 if that stays within kL1 (112x112x32 stride 1: 1 row, 56x56x144
-  // stride 2: 2 rows; 1 row each: 168 vs 193 us and 71 vs 68 us).
-  const int64_t line = imin(64, 4 * C);
-  int64_t sub = 1;
-  while (sub < kRows && ((sub * p.stride_h + 3) * W + (sub + 1) * OW) * line <= kL1) ++sub;
-  par(exec, rows, grain, [&](int64_t r0, int64_t r1) {
-    T* out = part + (r0 / grain) * nw;
-    T* sum = part + (chunks + r0 / grain) * nw;
-    for (int64_t i = 0; i < nw; ++i) out[i] = T(0);
-    for (int64_t r = r0; r < r1;) {
-      const int64_t n = r / p.out_h, oy = r % p.out_h;
-      const int64_t iy0 = oy * p.stride_h - p.pad_top;
-      const int64_t k0 = imax(0, -iy0), k1 = imin(3, p.in_h - iy0);
-      int64_t nr = 1;
-      if (k0 == 0 && k1 == 3)  // more rows of this image with every ky inside, up to kRows
-        while (nr < kRows && r + nr < r1 && oy + nr < p.out_h && iy0 + nr * p.stride_h + 3 <= p.in_h) ++nr;
-      if (k1 > k0) {
-        const T* xr = x + (n * p.in_h + iy0) * W * C;  // row iy0 (maybe outside x: not read then)
-        const T* rws[3];
-        T* acc[9];
-        for (int64_t ky = k0; ky < k1; ++ky) {
-          rws[ky - k0] = xr + ky * W * C;
-          for (int kx = 0; kx < 3; ++kx) acc[(ky - k0) * 3 + kx] = out + (ky * 3 + kx) * C;
-        }
-        Wasm::filter(S, 3, rws, k1 - k0, -p.pad_left, OW, W, C, dy + r * dys, acc, C, nr, xrs, dys, sum, sub);
-      }
-      r += nr;
-    }
-  });
-  *chunks_out = chunks;
-  return part;
-}
 
 // Output columns per strip of dwf_chunk3 for items of nv channels: the x rows (3 per
 // output row) and the dy row that one strip's pass over one output row touches stay within
@@ -126,32 +35,24 @@ int64_t dwf_strip(const ConvParams& p, int64_t nv, int64_t l1) {
   return ((OW + n - 1) / n + 7) / 8 * 8;
 }
 
-// The dwf_chunk3 path (3x3, dilation 1, M == 1, stride_w 1 or 2, whole vectors of channels;
-// native only: WASM keeps dwf_interior, see dwf_row). Work items are (row chunk, group of
-// NV channel vectors), chunk-major; rows are chunked so that a chunk's x rows (about 256 KB)
-// stay in L2 while its groups run, into at least enough chunks to give 16 (channel
-// vector) items, at most 64. The chunking depends on the shape only, each item writes its
-// own part of its chunk's partial, and the partials are combined in chunk order: the same
-// bits for any thread count. The threads take contiguous runs of items (one run each, in
-// one parallel pass): each keeps to its own rows, so at batch 1 its part of x stays in its
-// own L2 from one call to the next, and no x line is fetched by both cores. (Items claimed
-// one at a time from both ends, session 13's par_two_ended, made no measurable difference:
-// NOTES, "Batch norm and depthwise threads".)
+// The dwf_chunk3 path (3x3, dilation 1, M == 1, stride_w 1 or 2, whole vectors of channels; the
+// native units' DwRowKernels::filter_chunked; WebAssembly runs its own, dwf_wasm_chunks in
+// simd/wasm/kernels.h). Work items are (row chunk, group of NV channel vectors), chunk-major;
+// rows are chunked so that a chunk's x rows (about 256 KB) stay in L2 while its groups run,
+// into at least enough chunks to give 16 (channel vector) items, at most 64. The chunking
+// depends on the shape only, each item writes its own part of its chunk's partial, and the
+// partials are combined in chunk order: the same bits for any thread count. The threads take
+// contiguous runs of items (one run each, in one parallel pass): each keeps to its own rows, so
+// at batch 1 its part of x stays in its own L2 from one call to the next, and no x line is
+// fetched by both cores. (Items claimed one at a time from both ends, session 13's
+// par_two_ended, made no measurable difference: NOTES, "Batch norm and depthwise threads".)
 // Returns false (nothing done) if the shape is not one of these.
 template <class T, class Arch>
 bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, const T* x, const T* dy,
                  T* dw) {
-  // WASM (float): the row chunks of dwf_wasm_chunks, combined here.
-  if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
-    int64_t chunks = 0;
-    const T* part = dwf_wasm_chunks<T, Arch>(exec, scratch, p, x, dy, &chunks);
-    if (part == nullptr) return false;
-    combine_partials<T, Arch>(exec, part, chunks, 9 * p.in_c, dw);
-    return true;
-  }
   constexpr int64_t L = Vec<T, Arch>::width;
   const int64_t C = p.in_c;
-  if (kTiles.wasm || p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 ||
+  if (p.depth_multiplier != 1 || p.filter_h != 3 || p.filter_w != 3 || p.dilation_h != 1 ||
       p.dilation_w != 1 || (p.stride_w != 1 && p.stride_w != 2) || C % L != 0 || C == 0)
     return false;
   const int64_t rows = p.batch * p.out_h, nw = 9 * C, cvn = C / L;
@@ -221,8 +122,8 @@ ScratchSize dwf_tap_tables(int64_t taps) {
 }
 
 // The largest of the three paths' scratch (they start at the same place; one runs): the
-// general path's chunk partials and tap tables, the dwf_chunked path's at most 64 chunk
-// partials of 9C (3x3, M == 1), WASM's two sets of at most 16.
+// general path's chunk partials and tap tables, the unit's chunked path's (3x3, M == 1:
+// DwKernels::filter_chunked_bytes).
 template <class T, class Arch>
 size_t depthwise_conv2d_native_backprop_filter_workspace(int threads, const ConvTuning&, const ConvParams& p) {
   const int64_t taps = p.filter_h * p.filter_w, nw = taps * p.in_c * p.depth_multiplier;
@@ -230,10 +131,8 @@ size_t depthwise_conv2d_native_backprop_filter_workspace(int threads, const Conv
   ScratchSize general = dwf_tap_tables<T>(taps);
   general.add(line_bytes<T>(chunks16 * nw + 1));
   size_t bytes = general.total(threads);
-  if (p.depth_multiplier == 1 && taps == 9) {
-    bytes = size_t(imax(int64_t(bytes), int64_t(line_bytes<T>(imin(64, rows) * nw + 1))));
-    if constexpr (kTiles.wasm) bytes = size_t(imax(int64_t(bytes), int64_t(line_bytes<T>(2 * chunks16 * nw + 1))));
-  }
+  if (p.depth_multiplier == 1 && taps == 9)
+    bytes = size_t(imax(int64_t(bytes), DwKernels<T, Arch>::filter_chunked_bytes(p)));
   return bytes;
 }
 
@@ -246,7 +145,7 @@ void depthwise_conv2d_native_backprop_filter(const Exec& exec, const ConvTuning&
   const int64_t nw = taps * OC;
   if (nw == 0) return;
   Arena scratch(exec);
-  if (dwf_chunked<T, Arch>(exec, scratch, p, tuning.depthwise_filter_prefetch, x, dy, dw)) return;
+  if (DwKernels<T, Arch>::filter_chunked(exec, scratch, p, tuning.depthwise_filter_prefetch, x, dy, dw)) return;
   const int64_t rows = p.batch * p.out_h;
   // At most 16 chunks of >= 2 rows: an even split for 2 threads at batch 1 (e.g. 28 rows:
   // 14 chunks of 2) and few partials to combine; fixed by the row count alone.

@@ -5,8 +5,6 @@
 // the lanes (M == 1); M > 1 takes a plain loop over m.
 #pragma once
 
-#include <type_traits>
-
 #include "common.h"
 #include "depthwise_rows.h"
 
@@ -65,34 +63,14 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
       // Columns in phase classes ix = px + j*sw: tap kx contributes when sw divides
       // px + pl - kx*dw, from ox = j + (px + pl - kx*dw)/sw, a stride-1 walk along dy.
       // Stride 2 x 3 taps along x (pad_left 0, in_w == 2*out_w: TF's SAME on an even width):
-      // both column phases in one pass (dwx2_row; WASM, float: dwx2_wasm).
+      // both column phases in one pass (the unit's DwKernels::dwx2: dwx2_row; WebAssembly:
+      // dwx2_wasm).
       if (M == 1 && p.stride_w == 2 && p.filter_w == 3 && p.dilation_w == 1 && p.pad_left == 0 &&
           p.in_w == 2 * p.out_w) {
         const T* rows[3];
         const T* wr[3];
         const int R = dwx2_filter_rows(p, n, iy, dy, w, rows, wr);
-        T* out = dx + r * p.in_w * C;
-        if constexpr (kTiles.wasm) {
-          if constexpr (std::is_same_v<T, float>) {
-            if (R >= 1 && R <= 3 && C >= 4) {
-              const int64_t cv = C / 4 * 4;
-              WasmKernels<T, Arch>::dwx2(R, rows, wr, p.out_w, C, cv, out);
-              dwx2_tail(rows, wr, R, p.out_w, C, cv, out);
-              continue;
-            }
-          }
-        } else {
-          if (R == 0) {
-            for (int64_t e = 0; e < p.in_w * C; ++e) out[e] = T(0);
-            continue;
-          }
-          if (R <= 3) {
-            if (R == 1) dwx2_row<T, Arch, 1>(rows, wr, p.out_w, C, out);
-            else if (R == 2) dwx2_row<T, Arch, 2>(rows, wr, p.out_w, C, out);
-            else dwx2_row<T, Arch, 3>(rows, wr, p.out_w, C, out);
-            continue;
-          }
-        }
+        if (DwKernels<T, Arch>::dwx2(R, rows, wr, p.out_w, C, dx + r * p.in_w * C)) continue;
       }
       for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
         int64_t nt = 0;

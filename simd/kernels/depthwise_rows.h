@@ -6,7 +6,8 @@
 // share one source row and whose offsets are consecutive (dilation 1): off = o_r + k,
 // k = 0..K-1 (in either order inside the group). `tap_groups` detects that shape; dwg_row
 // (gather: the forward and the input gradient) and dwf_row (filter-gradient accumulation)
-// then run the grouped kernels (ukernels/depthwise_*.h; WASM: simd/wasm/).
+// then run the grouped kernels (ukernels/depthwise_*.h) of the unit's set (DwKernels below;
+// WebAssembly's: simd/wasm/kernels.h).
 #pragma once
 
 #include <type_traits>
@@ -14,6 +15,7 @@
 #include "../ukernels/depthwise_filter.h"
 #include "common.h"
 #include "../ukernels/depthwise_gather.h"
+#include "table.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
@@ -101,6 +103,154 @@ inline int64_t grouped_row(const TapGroups& g, const T* const* src, const P* tab
   return C / L * L;
 }
 
+// The 3x3 filter gradient's chunked path (depthwise_conv2d_native_backprop_filter.h).
+template <class T, class Arch>
+bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, const T* x, const T* dy, T* dw);
+
+// The depthwise row kernels a unit runs, as one set: the drivers (dw_row, dwg_row, dwf_row
+// here, the filter and input-gradient drivers) reach every unit-specific kernel through
+// DwKernels<T, Arch>, never through a branch on the unit. This is the native set; the
+// WebAssembly unit's (simd/wasm/kernels.h, WasmDwKernels) derives from it and replaces the
+// members V8 runs better with its own kernels. Each member returns whether (or how far) it
+// did the work; the caller takes its generic path for the rest.
+template <class T, class Arch>
+struct DwRowKernels {
+  // Gather, one row of grouped taps (step 1), vector channels [0, cv): channel vectors in
+  // pairs where 32 registers hold them (dwg_pair), then dwg_block; Reload: dwg_block reloads
+  // the weights per pixel block (for V8's 15 registers).
+  template <bool Reload = false>
+  static bool gather_blocks(const TapGroups& g, const GroupedRow<T>& gr, const T* const* w, int64_t cv, T* dst,
+                            int64_t ds) {
+    constexpr int64_t L = Vec<T, Arch>::width;
+    const int64_t cv2 = kTiles.dw_channel_pairs ? cv / (2 * L) * (2 * L) : 0;
+    constexpr int P = kTiles.dw_block_pixels;
+    auto rows = [&]<int R, int K>() {
+      if (cv2) dwg_pair<T, Arch, R, K>(gr, w, cv2, dst, ds);
+      dwg_block<T, Arch, R, K, P, Reload>(gr, w, cv2, cv, dst, ds);
+    };
+    switch (g.R * 4 + g.K) {
+      case 1 * 4 + 2: rows.template operator()<1, 2>(); return true;
+      case 2 * 4 + 2: rows.template operator()<2, 2>(); return true;
+      case 3 * 4 + 2: rows.template operator()<3, 2>(); return true;
+      case 1 * 4 + 3: rows.template operator()<1, 3>(); return true;
+      case 2 * 4 + 3: rows.template operator()<2, 3>(); return true;
+      case 3 * 4 + 3: rows.template operator()<3, 3>(); return true;
+      default: return false;
+    }
+  }
+  static bool gather_grouped(const TapGroups& g, const GroupedRow<T>& gr, const T* const* w, int64_t cv, T* dst,
+                             int64_t ds) {
+    return gather_blocks(g, gr, w, cv, dst, ds);
+  }
+
+  // Gather, step 1, 1 to 3 taps at one offset (dw_row's rows that tap_groups does not
+  // group): the vector channels it did (0: none; dw_row's interior and edges do the row).
+  static int64_t gather_one_offset(int64_t /*nt*/, const T* const* /*src*/, const int64_t* /*off*/,
+                                   const T* const* /*wt*/, int64_t /*step*/, int64_t /*nj*/, int64_t /*j_lo*/,
+                                   int64_t /*j_hi*/, int64_t /*src_w*/, int64_t /*C*/, T* /*dst*/, int64_t /*ds*/) {
+    return 0;
+  }
+
+  // dw_row's interior pixels [j_lo, j_hi): returns the first channel left for dw_row's
+  // generic loop. The tap count as a constant keeps the w vectors and pointers in registers.
+  static int64_t interior(int64_t nt, int64_t j_lo, int64_t j_hi, const T* const* src, const int64_t* off,
+                          const T* const* wt, int64_t step, int64_t C, T* dst, int64_t ds) {
+    switch (nt) {
+      case 1: return dw_interior<T, Arch, 1>(j_lo, j_hi, src, off, wt, step, C, dst, ds);
+      case 2: return dw_interior<T, Arch, 2>(j_lo, j_hi, src, off, wt, step, C, dst, ds);
+      case 3: return dw_interior<T, Arch, 3>(j_lo, j_hi, src, off, wt, step, C, dst, ds);
+      case 4: return dw_interior<T, Arch, 4>(j_lo, j_hi, src, off, wt, step, C, dst, ds);
+      case 6: return dw_interior<T, Arch, 6>(j_lo, j_hi, src, off, wt, step, C, dst, ds);
+      case 9: return dw_interior<T, Arch, 9>(j_lo, j_hi, src, off, wt, step, C, dst, ds);
+      default: return 0;
+    }
+  }
+
+  // Filter gradient, one output row of grouped taps, source step S (1 or 2), vector
+  // channels [0, cv): dwf_block reuses each x vector for every tap that reads it.
+  template <int S>
+  static bool filter_blocks(const TapGroups& g, const GroupedRow<T>& gr, const T* dy, T* const* acc, int64_t cv) {
+    constexpr int P = kTiles.dw_block_pixels;
+    switch (g.R * 4 + g.K) {
+      case 1 * 4 + 2: dwf_block<T, Arch, 1, 2, S, P>(gr, dy, acc, cv); return true;
+      case 2 * 4 + 2: dwf_block<T, Arch, 2, 2, S, P>(gr, dy, acc, cv); return true;
+      case 3 * 4 + 2: dwf_block<T, Arch, 3, 2, S, P>(gr, dy, acc, cv); return true;
+      case 1 * 4 + 3: dwf_block<T, Arch, 1, 3, S, P>(gr, dy, acc, cv); return true;
+      case 2 * 4 + 3: dwf_block<T, Arch, 2, 3, S, P>(gr, dy, acc, cv); return true;
+      case 3 * 4 + 3: dwf_block<T, Arch, 3, 3, S, P>(gr, dy, acc, cv); return true;
+      default: return false;
+    }
+  }
+  static bool filter_grouped(const TapGroups& g, const GroupedRow<T>& gr, int64_t step, const T* dy, T* const* acc,
+                             int64_t cv) {
+    return step == 1 ? filter_blocks<1>(g, gr, dy, acc, cv) : filter_blocks<2>(g, gr, dy, acc, cv);
+  }
+
+  // The 3x3 filter gradient's chunked path (dwf_chunked, the filter driver); false: the
+  // driver's generic path. Its scratch: filter_chunked_bytes.
+  static bool filter_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, const T* x,
+                             const T* dy, T* dw) {
+    return dwf_chunked<T, Arch>(exec, scratch, p, prefetch, x, dy, dw);
+  }
+  static int64_t filter_chunked_bytes(const ConvParams& p) {
+    return int64_t(line_bytes<T>(imin(64, p.batch * p.out_h) * 9 * p.in_c + 1));  // dwf_chunked's <= 64 partials
+  }
+
+  // Input gradient, stride 2 x 3 taps along x: one whole dx row from its R filter rows'
+  // dy rows (dwx2_row; R == 0: zeros); false: the driver's phase-class path.
+  static bool dwx2(int R, const T* const* rows, const T* const* wr, int64_t ow, int64_t C, T* dx) {
+    switch (R) {
+      case 0:
+        for (int64_t e = 0; e < 2 * ow * C; ++e) dx[e] = T(0);
+        return true;
+      case 1: dwx2_row<T, Arch, 1>(rows, wr, ow, C, dx); return true;
+      case 2: dwx2_row<T, Arch, 2>(rows, wr, ow, C, dx); return true;
+      case 3: dwx2_row<T, Arch, 3>(rows, wr, ow, C, dx); return true;
+      default: return false;
+    }
+  }
+
+  // The tester table's slots for this set's own micro-kernels (kernels/table.h; the kernels
+  // every unit shares are filled by kernels/ukernel_table.h): dwf_block (GroupedRow's fields
+  // as arguments: the tester cannot name the unit's GroupedRow), dwf_chunk3, dwx2_row.
+  static void fill_testers(TypedRowUkernels<T>& u) {
+    constexpr int P = kTiles.dw_block_pixels;
+    auto block = [&]<int S, int R, int K>() {
+      u.dwf_block[S - 1][R - 1][K - 2] = [](const T* const* row, const int64_t* o, int64_t nj, int64_t j_lo,
+                                             int64_t j_hi, int64_t src_w, int64_t C, const T* dy, T* const* acc,
+                                             int64_t cv) {
+        GroupedRow<T> gr{{}, {}, nj, j_lo, j_hi, src_w, C};
+        for (int r = 0; r < R; ++r) gr.row[r] = row[r], gr.o[r] = o[r];
+        dwf_block<T, Arch, R, K, S, P>(gr, dy, acc, cv);
+      };
+    };
+    auto blocks = [&]<int S>() {
+      block.template operator()<S, 1, 2>(), block.template operator()<S, 2, 2>(), block.template operator()<S, 3, 2>();
+      block.template operator()<S, 1, 3>(), block.template operator()<S, 2, 3>(), block.template operator()<S, 3, 3>();
+    };
+    blocks.template operator()<1>(), blocks.template operator()<2>();
+    u.dwf_chunk3[0][0] = &dwf_chunk3<T, Arch, 1, 1, P>;
+    u.dwf_chunk3[1][0] = &dwf_chunk3<T, Arch, 2, 1, P>;
+    if constexpr (kTiles.dw_channel_pairs) {
+      u.dwf_chunk3[0][1] = &dwf_chunk3<T, Arch, 1, 2, P>;
+      u.dwf_chunk3[1][1] = &dwf_chunk3<T, Arch, 2, 2, P>;
+    }
+  }
+  static void fill_testers(RowUkernels& u) {
+    static_assert(std::is_same_v<T, float>);
+    u.dwx2_row[0] = &dwx2_row<T, Arch, 1>;
+    u.dwx2_row[1] = &dwx2_row<T, Arch, 2>;
+    u.dwx2_row[2] = &dwx2_row<T, Arch, 3>;
+  }
+};
+
+// The unit's set: kTiles.wasm picks WebAssembly's (declared here, defined in simd/wasm/kernels.h,
+// which only that unit includes; elsewhere the name is never completed).
+template <class T, class Arch>
+struct WasmDwKernels;
+template <class T, class Arch>
+using DwKernels = std::conditional_t<kTiles.wasm, WasmDwKernels<T, Arch>, DwRowKernels<T, Arch>>;
+
 // The whole row of a dw_row gather with grouped taps (step 1), vector channels; returns
 // the first channel left for the caller's scalar tail (0 if the groups are not handled).
 template <class T, class Arch>
@@ -110,47 +260,7 @@ inline int64_t dwg_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_h
   const T* w[9];
   const int64_t cv = grouped_row<T, Arch>(g, src, wt, nj, j_lo, j_hi, src_w, C, &gr, w);
   if (cv == 0) return 0;
-  // WASM (float, one offset for all groups): the sliding-window kernels of simd/wasm/.
-  if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
-    bool same = true;
-    for (int r = 1; r < g.R; ++r) same = same && gr.o[r] == gr.o[0];
-    if (same && WasmKernels<T, Arch>::gather(g.R, g.K, gr.row, gr.o[0], nj, j_lo, j_hi, src_w, C, w, cv, dst, ds))
-      return cv;
-  }
-  // Native with 32 registers: channel vectors in pairs (dwg_pair), then the odd one.
-  constexpr int64_t L = Vec<T, Arch>::width;
-  const int64_t cv2 = kTiles.dw_channel_pairs ? cv / (2 * L) * (2 * L) : 0;
-  const int64_t c0 = cv2;
-  constexpr int P = kTiles.dw_block_pixels;  // the unit's block, and (WASM) weights reloaded per block
-  constexpr bool reload = kTiles.wasm;
-  auto rows = [&]<int R, int K>() {
-    if (cv2) dwg_pair<T, Arch, R, K>(gr, w, cv2, dst, ds);
-    dwg_block<T, Arch, R, K, P, reload>(gr, w, c0, cv, dst, ds);
-  };
-  switch (g.R * 4 + g.K) {
-    case 1 * 4 + 2: rows.template operator()<1, 2>(); break;
-    case 2 * 4 + 2: rows.template operator()<2, 2>(); break;
-    case 3 * 4 + 2: rows.template operator()<3, 2>(); break;
-    case 1 * 4 + 3: rows.template operator()<1, 3>(); break;
-    case 2 * 4 + 3: rows.template operator()<2, 3>(); break;
-    case 3 * 4 + 3: rows.template operator()<3, 3>(); break;
-    default: return 0;
-  }
-  return cv;
-}
-
-template <class T, class Arch, int S>
-inline bool dwf_dispatch(const TapGroups& g, const GroupedRow<T>& gr, const T* dy, T* const* acc, int64_t cv) {
-  constexpr int P = kTiles.dw_block_pixels;
-  switch (g.R * 4 + g.K) {
-    case 1 * 4 + 2: dwf_block<T, Arch, 1, 2, S, P>(gr, dy, acc, cv); return true;
-    case 2 * 4 + 2: dwf_block<T, Arch, 2, 2, S, P>(gr, dy, acc, cv); return true;
-    case 3 * 4 + 2: dwf_block<T, Arch, 3, 2, S, P>(gr, dy, acc, cv); return true;
-    case 1 * 4 + 3: dwf_block<T, Arch, 1, 3, S, P>(gr, dy, acc, cv); return true;
-    case 2 * 4 + 3: dwf_block<T, Arch, 2, 3, S, P>(gr, dy, acc, cv); return true;
-    case 3 * 4 + 3: dwf_block<T, Arch, 3, 3, S, P>(gr, dy, acc, cv); return true;
-    default: return false;
-  }
+  return DwKernels<T, Arch>::gather_grouped(g, gr, w, cv, dst, ds) ? cv : 0;
 }
 
 // The filter gradient of one whole output row with grouped taps, source step 1 or 2:
@@ -159,33 +269,12 @@ inline bool dwf_dispatch(const TapGroups& g, const GroupedRow<T>& gr, const T* d
 template <class T, class Arch>
 inline int64_t dwf_row(const TapGroups& g, int64_t nj, int64_t j_lo, int64_t j_hi, const T* dyrow,
                        const T* const* src, T* const* accp, int64_t step, int64_t src_w, int64_t C) {
-  // WASM: dwf_interior's 9 accumulators + 1 dy + 1 source fit V8's registers and measured
-  // faster there (about 23 vs 17-22 GFLOP/s in Node 20) than any dwf_block shape tried:
-  // LLVM/Binaryen reorder a block so that its reused sources all stay live (see depthwise.h).
-  // WASM (float, one offset for all groups): the sliding-window kernel of simd/wasm/ (a
-  // filter row and 8 channels per pass, the dy window in registers).
-  if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
-    if (step != 1 && step != 2) return 0;
-    GroupedRow<T> gr;
-    T* acc[9];
-    const int64_t cv = grouped_row<T, Arch>(g, src, accp, nj, j_lo, j_hi, src_w, C, &gr, acc);
-    if (cv == 0) return 0;
-    for (int r = 1; r < g.R; ++r)
-      if (gr.o[r] != gr.o[0]) return 0;
-    if (g.R < 1 || g.R > 3) return 0;
-    // One row: no parts, no running sums.
-    return WasmKernels<T, Arch>::filter(step, g.K, gr.row, g.R, gr.o[0], nj, src_w, C, dyrow, acc, cv, 1, 0, 0,
-                                        nullptr, 1)
-               ? cv
-               : 0;
-  }
-  if (kTiles.wasm || (step != 1 && step != 2)) return 0;
+  if (step != 1 && step != 2) return 0;
   GroupedRow<T> gr;
   T* acc[9];
   const int64_t cv = grouped_row<T, Arch>(g, src, accp, nj, j_lo, j_hi, src_w, C, &gr, acc);
   if (cv == 0) return 0;
-  const bool done = step == 1 ? dwf_dispatch<T, Arch, 1>(g, gr, dyrow, acc, cv) : dwf_dispatch<T, Arch, 2>(g, gr, dyrow, acc, cv);
-  return done ? cv : 0;
+  return DwKernels<T, Arch>::filter_grouped(g, gr, step, dyrow, acc, cv) ? cv : 0;
 }
 
 // One row of a depthwise "gather" with channels in the lanes (M == 1):
@@ -234,18 +323,12 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
       return;
     }
   }
-  // WASM, float, step 1, 1 to 3 taps at one offset (e.g. the stride-2 input gradient's odd
-  // phase classes: one tap per filter row): the wasm gather with groups of one tap does the
-  // whole row's vector channels, edges included.
-  if constexpr (kTiles.wasm && std::is_same_v<T, float>) {
-    bool one_off = step == 1 && nt >= 1 && nt <= 3 && C >= L;
-    for (int64_t t = 1; t < nt && one_off; ++t) one_off = off[t] == off[0];
-    if (one_off) {
-      const int64_t cv = C / L * L;
-      WasmKernels<T, Arch>::gather(static_cast<int>(nt), 1, src, off[0], nj, j_lo, j_hi, src_w, C, wt, cv, dst, ds);
-      if (cv < C) channel_tail(cv);
-      return;
-    }
+  // Rows of 1 to 3 taps at one offset, where the unit has a kernel for them (WebAssembly).
+  if (const int64_t cv = DwKernels<T, Arch>::gather_one_offset(nt, src, off, wt, step, nj, j_lo, j_hi, src_w, C,
+                                                                dst, ds);
+      cv > 0) {
+    if (cv < C) channel_tail(cv);
+    return;
   }
   auto edge = [&](int64_t j) {  // any j: taps filtered
     T* out = dst + j * ds;
@@ -261,34 +344,7 @@ inline void dw_row(int64_t nj, int64_t nt, const T* const* src, const int64_t* o
     }
   };
   for (int64_t j = 0; j < j_lo; ++j) edge(j);
-  int64_t c = 0;
-  if constexpr (kTiles.wasm) {
-    // Few taps (e.g. the stride-2 input gradient's phase classes: 1, 2 or 4): dw_interior's
-    // 2 x NT weight vectors + 8 accumulators still (nearly) fit, and it keeps the weights in
-    // registers along the row (measured faster there); more taps spill, so they go through
-    // dw_interior_wasm.
-    switch (nt) {
-      case 1: c = dw_interior<T, Arch, 1>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      case 2: c = dw_interior<T, Arch, 2>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      case 3: c = dw_interior<T, Arch, 3>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      case 4: c = dw_interior<T, Arch, 4>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      default: break;
-    }
-    if (nt > 4 && j_hi > j_lo) {
-      c = C / L * L;
-      WasmKernels<T, Arch>::interior(j_lo, j_hi, nt, src, off, wt, step, C, c, dst + j_lo * ds, ds);
-    }
-  } else {
-    switch (nt) {  // the tap count as a constant keeps the w vectors and pointers in registers
-      case 1: c = dw_interior<T, Arch, 1>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      case 2: c = dw_interior<T, Arch, 2>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      case 3: c = dw_interior<T, Arch, 3>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      case 4: c = dw_interior<T, Arch, 4>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      case 6: c = dw_interior<T, Arch, 6>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      case 9: c = dw_interior<T, Arch, 9>(j_lo, j_hi, src, off, wt, step, C, dst, ds); break;
-      default: break;
-    }
-  }
+  int64_t c = DwKernels<T, Arch>::interior(nt, j_lo, j_hi, src, off, wt, step, C, dst, ds);
   const int64_t ss = step * C;
   for (; c + L <= C; c += L) {
     int64_t j = j_lo;

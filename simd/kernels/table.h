@@ -58,7 +58,7 @@ struct TypedRowUkernels {
 
 // The unit's other float micro-kernels (simd/ukernels/, filled by kernels/ukernel_table.h), as
 // their drivers call them, for their testers (tests/test_ukernels_rows.cpp). A null entry: the unit
-// does not use that kernel (dwx2_row under WebAssembly).
+// does not use that kernel (the dwg_wasm, dwf_wasm and dw_interior_wasm slots outside WebAssembly).
 struct RowUkernels {
   int lanes = 1;                                                           // floats per vector
   void (*relu[2])(int64_t n, const float* x, float* y) = {};               // [six]
@@ -89,8 +89,19 @@ struct RowUkernels {
   // Depthwise gather row (depthwise_rows.h dw_row: grouped blocks, interior, edges, channel tail).
   void (*dw_row)(int64_t nj, int64_t nt, const float* const* src, const int64_t* off, const float* const* wt,
                  int64_t step, int64_t src_w, int64_t C, float* dst, int64_t dst_step) = nullptr;
-  // The stride-2 3-tap input-gradient row with R = 1..3 filter rows (ukernels/depthwise_gather.h).
+  // The stride-2 3-tap input-gradient row with R = 1..3 filter rows (ukernels/depthwise_gather.h
+  // dwx2_row; WebAssembly: dwx2_wasm and dwx2_tail).
   void (*dwx2_row[3])(const float* const* dyr, const float* const* wr, int64_t ow, int64_t C, float* dx) = {};
+  // WebAssembly's own depthwise kernels (simd/wasm/depthwise.h; null in the other units), as its
+  // kernel set (simd/wasm/kernels.h) calls them: the gather dwg_wasm<R, K> [K - 1][R - 1], the
+  // filter gradient dwf_wasm<K, S> [S - 1][K - 2], and dw_interior_wasm.
+  void (*dwg_wasm[3][3])(const float* const* row, int64_t o, int64_t nj, int64_t j_lo, int64_t j_hi, int64_t src_w,
+                         int64_t C, const float* const* w, int64_t cv, float* dst, int64_t ds) = {};
+  void (*dwf_wasm[2][2])(const float* const* row, int64_t R, int64_t o, int64_t nj, int64_t src_w, int64_t C,
+                         const float* dy, float* const* acc, int64_t cv, int64_t nr, int64_t xrs, int64_t dys,
+                         float* sum, int64_t sub) = {};
+  void (*dw_interior_wasm)(int64_t nj, int64_t nt, const float* const* src, const int64_t* off, int64_t p0, int64_t C,
+                           const float* const* wt, int64_t ss, int64_t cv, float* dst, int64_t ds) = nullptr;
   // The few-input-channel filter gradient's single-row tile (FewCTile in
   // kernels/conv2d_backprop_filter_few_c.h): NRV = 1, 2 vectors, R rows of A, as the driver calls
   // it; few_c_rows[NRV]: the largest R instantiated (0: none).

@@ -9,23 +9,6 @@
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
 
-// dwf_block<T, Arch, R, K, S> with GroupedRow's fields as arguments (the tester cannot name
-// GroupedRow: it lives in the unit's namespace).
-template <class T, class Arch, int R, int K, int S>
-void dwf_block_call(const T* const* row, const int64_t* o, int64_t nj, int64_t j_lo, int64_t j_hi, int64_t src_w,
-                    int64_t C, const T* dy, T* const* acc, int64_t cv) {
-  GroupedRow<T> gr{{}, {}, nj, j_lo, j_hi, src_w, C};
-  for (int r = 0; r < R; ++r) gr.row[r] = row[r], gr.o[r] = o[r];
-  dwf_block<T, Arch, R, K, S, kTiles.dw_block_pixels>(gr, dy, acc, cv);
-}
-
-template <class T, class Arch, int S>
-void fill_dwf_block(TypedRowUkernels<T>& u) {
-  auto one = [&]<int R, int K>() { u.dwf_block[S - 1][R - 1][K - 2] = &dwf_block_call<T, Arch, R, K, S>; };
-  one.template operator()<1, 2>(), one.template operator()<2, 2>(), one.template operator()<3, 2>();
-  one.template operator()<1, 3>(), one.template operator()<2, 3>(), one.template operator()<3, 3>();
-}
-
 template <class T, class Arch>
 TypedRowUkernels<T> typed_row_ukernels() {
   TypedRowUkernels<T> u;
@@ -36,16 +19,7 @@ TypedRowUkernels<T> typed_row_ukernels() {
   u.dwf_interior[4] = &dwf_interior<T, Arch, 4>;
   u.dwf_interior[6] = &dwf_interior<T, Arch, 6>;
   u.dwf_interior[9] = &dwf_interior<T, Arch, 9>;
-  if constexpr (!kTiles.wasm) {  // (WebAssembly runs dwf_wasm of simd/wasm/ instead)
-    fill_dwf_block<T, Arch, 1>(u);
-    fill_dwf_block<T, Arch, 2>(u);
-    u.dwf_chunk3[0][0] = &dwf_chunk3<T, Arch, 1, 1, kTiles.dw_block_pixels>;
-    u.dwf_chunk3[1][0] = &dwf_chunk3<T, Arch, 2, 1, kTiles.dw_block_pixels>;
-    if constexpr (kTiles.dw_channel_pairs) {
-      u.dwf_chunk3[0][1] = &dwf_chunk3<T, Arch, 1, 2, kTiles.dw_block_pixels>;
-      u.dwf_chunk3[1][1] = &dwf_chunk3<T, Arch, 2, 2, kTiles.dw_block_pixels>;
-    }
-  }
+  DwKernels<T, Arch>::fill_testers(u);  // the unit's own depthwise kernels
   if constexpr (bn_can_stream<T, Arch>()) u.bn_grad_dx_stream = &bn_grad_dx_stream<T, Arch>;
   return u;
 }
@@ -78,11 +52,7 @@ RowUkernels row_ukernels() {
   u.bn_grad_plane_sums = &bn_grad_plane_sums<F, Arch>;
   u.bn_grad_plane_dx = &bn_grad_plane_dx<F, Arch>;
   u.dw_row = &dw_row<F, Arch>;
-  if constexpr (!kTiles.wasm) {  // (WebAssembly runs dwx2_wasm of simd/wasm/ instead)
-    u.dwx2_row[0] = &dwx2_row<F, Arch, 1>;
-    u.dwx2_row[1] = &dwx2_row<F, Arch, 2>;
-    u.dwx2_row[2] = &dwx2_row<F, Arch, 3>;
-  }
+  DwKernels<F, Arch>::fill_testers(u);
   u.few_c = &few_c_ukernel<F, Arch>;
   for (int v = 1; v <= kFewCVecMax; ++v) u.few_c_rows[v] = kFewCAcc / v;
   u.few_c_stack = &few_c_stack_ukernel<F, Arch>;

@@ -99,12 +99,6 @@ inline void prefetch_lines(const void* p, int64_t bytes) {
 constexpr int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 constexpr int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
-// The WebAssembly unit's own micro-kernels (simd/wasm/), which drivers reach under
-// `if constexpr (kTiles.wasm)`. Defined only in that unit; in the others the dependent name
-// is never instantiated.
-template <class T, class Arch>
-struct WasmKernels;
-
 // Floor division and modulo for possibly negative a, positive b.
 constexpr int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 constexpr int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }

@@ -1,6 +1,6 @@
 // WASM SIMD128 sliding-window depthwise row kernels (float, M == 1, channels in the lanes),
 // written with <wasm_simd128.h> directly. Only the WASM SIMD unit includes this file
-// (through hooks.h, from arch/wasm_simd128.cpp); native builds never see it.
+// (through kernels.h, from arch/wasm_simd128.cpp); native builds never see it.
 //
 // Why a separate form for WASM: V8 (x64) has 15 usable vector registers, no FMA (a*b + c
 // is a multiply into a temporary, then an add), and LLVM/Binaryen do not keep the source
