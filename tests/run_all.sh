@@ -18,7 +18,7 @@
 #            the threads:*, cpu:* and backends:* cases with halt_on_error=1 (a few minutes on 2 cores)
 #   fuzz     the libFuzzer targets, FUZZ_SECONDS (30) each, $JOBS at once
 #   aarch64  cross build in build-aarch64 (litert's library flags), the suite under qemu
-#   web      wasm builds and the npm package tests (Node, Chromium)
+#   web      wasm builds and the npm package tests (Node, Chromium; the cpu micro-kernel testers in Node)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

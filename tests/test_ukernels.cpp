@@ -467,11 +467,13 @@ TEST_CASE("cpu: the input gradient's bits do not depend on the GEMM tile") {
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
     REQUIRE(simd::set_cpu_isa(isa));
-    for (const auto& [hw, c, oc, f, s] : std::vector<std::array<int64_t, 5>>{
+    for (const std::array<int64_t, 5>& shape : std::vector<std::array<int64_t, 5>>{
              {9, 40, 24, 3, 2}, {7, 16, 20, 3, 1}, {6, 33, 8, 1, 1}, {10, 20, 12, 3, 2}, {5, 64, 16, 5, 2},
              // rows wide enough for interior tiles of 6 rows where 12 span rows (main before
              // session 11 gave other bits with 12x2 and 6x4 on these two)
              {28, 24, 16, 3, 1}, {30, 20, 12, 3, 2}}) {
+      // (not a structured binding: clang 14, Emscripten's, cannot capture one in CAPTURE's lambda)
+      const int64_t hw = shape[0], c = shape[1], oc = shape[2], f = shape[3], s = shape[4];
       CAPTURE(simd::isa_name(isa));
       CAPTURE(hw);
       CAPTURE(c);

@@ -119,7 +119,10 @@ TEST_CASE("cpu: 1x1 streaming input gradient at every ISA against the reference,
 
     // The same bits as the GEMM path (each dx value sums k = 0..co-1 in one chain on both), with
     // and without the dy prefetch.
-    for (const auto& [ci, co] : std::vector<std::pair<int64_t, int64_t>>{{8, 48}, {5, 20}, {17, 33}, {32, 32}}) {
+    for (const std::pair<int64_t, int64_t>& shape :
+         std::vector<std::pair<int64_t, int64_t>>{{8, 48}, {5, 20}, {17, 33}, {32, 32}}) {
+      // (not a structured binding: clang 14, Emscripten's, cannot capture one in CAPTURE's lambda)
+      const int64_t ci = shape.first, co = shape.second;
       CAPTURE(ci);
       CAPTURE(co);
       test::Host sizes = test::ints({2, 9, 11, ci});
@@ -133,7 +136,7 @@ TEST_CASE("cpu: 1x1 streaming input gradient at every ISA against the reference,
         gradrt::Tensor dx;
         REQUIRE(gradrt::conv2d_backprop_input(sizes.view(), wt.view(), dy.view(),
                                               gradrt::ConvAttrs().Strides({1, 1, 1, 1}).Padding("VALID"), &dx,
-                                              gradrt::RunOptions{"cpu", 2})
+                                              gradrt::RunOptions{"cpu", test::threads_here(2)})
                     .ok());
         const float* d = static_cast<const float*>(dx.data());
         got.emplace_back(d, d + dx.num_bytes() / sizeof(float));

@@ -1,6 +1,9 @@
 // npm run build: the three Emscripten builds (SIMD128, scalar, SIMD128 + pthreads) -> web/dist/,
 // the training page's digits (scripts/digits.mjs, from Debian's python3-sklearn) -> web/dist/digits.bin,
 // and index.d.ts's op helpers regenerated from the op list (scripts/gen_types.mjs).
+// The simd flavour's folder also gets gradrt_ukernel_tests (the cpu micro-kernel testers for Node,
+// wasm/CMakeLists.txt; test/ukernels_wasm.test.mjs runs it; not part of dist/) where doctest is
+// installed.
 //   node scripts/build.mjs [--jobs N] [--only simd|scalar|simd-threads[,...]]
 // Needs emcmake/emcc (Debian: apt-get install emscripten) and cmake.
 import { execFileSync } from 'node:child_process';
@@ -21,6 +24,8 @@ const ALL = ['simd', 'scalar', 'simd-threads'];
 const flavours = opt('--only', null) ? opt('--only').split(',') : ALL;
 for (const f of flavours) if (!ALL.includes(f)) throw new Error(`unknown flavour ${f} (one of ${ALL.join(', ')})`);
 
+// wasm/CMakeLists.txt's default GRADRT_DOCTEST_DIR (test/ukernels_wasm.test.mjs checks the same file).
+const DOCTEST_HEADER = '/usr/include/doctest/doctest.h';
 const env = { ...process.env };
 // Debian's emcc needs Debian's acorn for its JS optimizer.
 if (!env.NODE_PATH && existsSync('/usr/share/nodejs/acorn')) env.NODE_PATH = '/usr/share/nodejs';
@@ -49,6 +54,10 @@ for (const flavour of flavours) {
     `-DGRADRT_WASM_SIMD=${flavour === 'scalar' ? 'OFF' : 'ON'}`, `-DGRADRT_WASM_THREADS=${flavour === 'simd-threads' ? 'ON' : 'OFF'}`,
     '-DCMAKE_BUILD_TYPE=Release']);
   run('cmake', ['--build', build, '--target', 'gradrt_wasm', '-j', jobs]);
+  if (flavour === 'simd') {
+    if (existsSync(DOCTEST_HEADER)) run('cmake', ['--build', build, '--target', 'gradrt_ukernel_tests', '-j', jobs]);
+    else console.log(`(${DOCTEST_HEADER} not found: no gradrt_ukernel_tests; apt-get install doctest-dev)`);
+  }
   for (const ext of ['mjs', 'wasm']) copyFileSync(join(build, 'wasm', `gradrt-${flavour}.${ext}`), join(dist, `gradrt-${flavour}.${ext}`));
   // The pthread worker script is CommonJS (require, __filename): as .cjs it stays CommonJS
   // inside this "type": "module" package. It imports ./gradrt-<flavour>.mjs next to it.
