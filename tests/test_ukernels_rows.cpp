@@ -2,7 +2,7 @@
 // fractional pooling, batch norm and its gradient's channels-first planes, the depthwise gather
 // row, the stride-2 input-gradient row, the few-input-channel filter gradient's tiles; and, from
 // ukernels_dwf.cpp at float and double, the depthwise filter gradient's kernels and the
-// non-temporal batch-norm dx pass),
+// non-temporal batch-norm dx pass; from ukernels_wasm.cpp, WebAssembly's own depthwise kernels),
 // called directly at every ISA unit built here and runnable on this CPU, over edge sizes (channel
 // counts 1 .. 2 vector widths + 1, widths 1-3, odd strides, edges) against core's reference
 // kernels or a plain loop written here. Outputs get a sentinel past their end (and between the
@@ -478,7 +478,10 @@ const Tester kTesters[] = {{"relu", relu},
                            {"dwf_interior", ukrows::dwf_interior},
                            {"dwf_block", ukrows::dwf_block},
                            {"dwf_chunk3", ukrows::dwf_chunk3},
-                           {"bn_grad_dx_stream", ukrows::bn_grad_dx_stream}};
+                           {"bn_grad_dx_stream", ukrows::bn_grad_dx_stream},
+                           {"dwg_wasm", ukrows::dwg_wasm},
+                           {"dwf_wasm", ukrows::dwf_wasm},
+                           {"dw_interior_wasm", ukrows::dw_interior_wasm}};
 
 }  // namespace
 
@@ -504,6 +507,9 @@ TEST_CASE("cpu: non-GEMM micro-kernels of every ISA unit against the reference o
 #if !defined(__EMSCRIPTEN__)  // wasm_simd128 leaves these null by design: it runs dwf_wasm (simd/wasm/)
   CHECK((best.dwf_block[1][2][1] && best.dwf_chunk3[1][0]));
   CHECK(bool(simd::kernel_table(simd::best_isa())->rows.f64.dwf_chunk3[0][0]));
+#elif defined(__wasm_simd128__)  // and fills its own kernels' slots
+  const simd::RowUkernels& wasm = simd::kernel_table(simd::best_isa())->rows;
+  CHECK((wasm.dwg_wasm[2][2] && wasm.dwf_wasm[1][1] && wasm.dw_interior_wasm && wasm.dwx2_row[2]));
 #endif
 #if defined(__x86_64__)
   CHECK(bool(best.bn_grad_dx_stream));

@@ -78,5 +78,9 @@ void dwf_interior(const Rows& u, std::mt19937& rng, Report& r);
 void dwf_block(const Rows& u, std::mt19937& rng, Report& r);
 void dwf_chunk3(const Rows& u, std::mt19937& rng, Report& r);
 void bn_grad_dx_stream(const Rows& u, std::mt19937& rng, Report& r);
+// tests/ukernels_wasm.cpp: WebAssembly's own depthwise kernels (float; null slots elsewhere).
+void dwg_wasm(const Rows& u, std::mt19937& rng, Report& r);
+void dwf_wasm(const Rows& u, std::mt19937& rng, Report& r);
+void dw_interior_wasm(const Rows& u, std::mt19937& rng, Report& r);
 
 }  // namespace ukrows
