@@ -91,6 +91,14 @@ void run_external(const Exec& exec, int64_t chunks, int64_t n, int64_t grain,
   (*exec.parallel)(workers, [&](int w) { claim(ranges, workers, w, n, grain, fn); });
 }
 
+// A WebAssembly build without pthreads cannot start a thread (std::thread aborts there): its
+// loops run inline on the caller, in the same chunks (so the same bits) as on any thread count.
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+constexpr bool kCanStartThreads = false;
+#else
+constexpr bool kCanStartThreads = true;
+#endif
+
 unsigned hardware_threads() {
   static const unsigned n = std::max(1u, std::thread::hardware_concurrency());
   return n;
@@ -261,7 +269,8 @@ void parallel_for(const Exec& exec, int64_t n, int64_t grain,
   if (grain <= 0) grain = 1;
   const int64_t chunks = num_chunks(n, grain);
   if (exec.threads > 1 && chunks > 1 && exec.parallel) return run_external(exec, chunks, n, grain, fn);
-  if (exec.threads > 1 && chunks > 1 && Pool::get().try_run(exec.threads, chunks, n, grain, fn)) return;
+  if (kCanStartThreads && exec.threads > 1 && chunks > 1 && Pool::get().try_run(exec.threads, chunks, n, grain, fn))
+    return;
   for (int64_t begin = 0; begin < n; begin += grain) fn(begin, std::min(n, begin + grain));
 }
 
@@ -271,7 +280,9 @@ void parallel_for_guided(const Exec& exec, int64_t n, int64_t min_grain,
   if (min_grain <= 0) min_grain = 1;
   const int64_t chunks = num_chunks(n, min_grain);  // at most; caps the helpers woken
   if (exec.threads > 1 && chunks > 1 && exec.parallel) return run_external(exec, chunks, n, -min_grain, fn);
-  if (exec.threads > 1 && chunks > 1 && Pool::get().try_run(exec.threads, chunks, n, -min_grain, fn)) return;
+  if (kCanStartThreads && exec.threads > 1 && chunks > 1 &&
+      Pool::get().try_run(exec.threads, chunks, n, -min_grain, fn))
+    return;
   fn(0, n);
 }
 

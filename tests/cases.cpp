@@ -199,7 +199,7 @@ std::string describe(const ConvParams& p) {
 template <class T>
 gradrt::Status run_conv(gradrt::Backend* b, ConvKernel k, const ConvParams& p, int threads, const std::vector<T>& x,
                         const std::vector<T>& w, const std::vector<T>& dy, std::vector<T>* out) {
-  const gradrt::Exec e{threads_here(threads)};
+  const gradrt::Exec e{threads};
   // The output, n elements filled with a sentinel a kernel must overwrite.
   auto fresh = [out](int64_t n) {
     out->assign(n, T(-7));

@@ -78,18 +78,6 @@ std::vector<gradrt::ConvParams> empty_conv_params(bool depthwise);
 // One line with every field, for failure messages.
 std::string describe(const gradrt::ConvParams& p);
 
-// The thread count a test can run gradrt with: n, or 1 in a WebAssembly build without pthreads
-// (wasm/CMakeLists.txt's gradrt_ukernel_tests), where gradrt's pool would start a std::thread
-// and abort.
-inline int threads_here(int n) {
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-  (void)n;
-  return 1;
-#else
-  return n;
-#endif
-}
-
 template <class T>
 std::vector<T> random_vec(std::mt19937& rng, int64_t n, double lo = -1, double hi = 1) {
   std::uniform_real_distribution<double> d(lo, hi);

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "cases.h"
-
 namespace test {
 
 namespace hooks = gradrt::vk::testing;
@@ -68,7 +66,6 @@ std::vector<Variant> variants(const std::string& only) {
     v.backend = gradrt::cpu_backend();
     v.isa = isa;
     v.rerun_threads = {2, 3};
-    if (threads_here(2) == 1) v.rerun_threads.clear();  // a build without threads (cases.h)
     if (keep(v.name)) list.push_back(v);
   }
   if (!keep("vulkan")) return list;
