@@ -137,6 +137,11 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     if (isa == Isa::avx512) {
       t.backprop_input = t.backprop_filter = GemmTile{6, 4};
       t.filter_k_narrow = 1024, t.filter_k_wide = 256;
+      // Filter K slices up to 32 dw tiles (default 16): the Keras 3x3 16x16x32->32 filter gradient
+      // at batch 32 (27 tiles of 12x2, 8192 pixels, 8 slices) took 0.84-0.87x the time at 2
+      // threads, where each thread had read all of x and dy for its half of the tiles; 1.01x at
+      // 1 thread. No other gradrt_bench row has 17-32 tiles (model-0xa7 VM, session 24, cli_ab).
+      t.filter_split_tiles = 32;
     }
     t.input_prefetch_dy = false;
     // Without the depthwise filter gradient's row prefetch (8 MB and more of x + dy): 0.72-0.82x
