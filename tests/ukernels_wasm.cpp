@@ -22,6 +22,23 @@ using Vec = std::vector<float>;
 
 Vec random(std::mt19937& rng, int64_t n) { return test::random_vec<float>(rng, n); }
 
+// dst: pixels ds apart, channels [0, cv) of each written (add(j, c, want, mag) sums the terms of
+// pixel j, channel c); every other element must still hold its sentinel.
+template <class Add>
+void check_pixels(const Vec& dst, int64_t ds, int64_t cv, const std::string& shape, Report& r, Add add) {
+  for (int64_t i = 0; i + 1 < int64_t(dst.size()); ++i) {
+    const int64_t j = i / ds, c = i % ds;
+    if (c >= cv) {
+      r.expect(dst[size_t(i)] == kSentinel, shape + ": wrote past the vector channels at " + std::to_string(i));
+      continue;
+    }
+    double want = 0, mag = 0;
+    add(j, c, want, mag);
+    r.near(dst[size_t(i)], want, mag, shape);
+  }
+  r.untouched(dst, dst.size() - 1, shape);
+}
+
 // dst[j*ds + c] = sum_{r, k: 0 <= j + o + k < src_w} row[r][(j + o + k)*C + c] * w[r*K + k][c],
 // j < nj, c < cv (a multiple of 4); [j_lo, j_hi): the pixels with every tap inside.
 void dwg_wasm_one(const Rows& u, int R, int K, std::mt19937& rng, Report& r) {
@@ -41,13 +58,7 @@ void dwg_wasm_one(const Rows& u, int R, int K, std::mt19937& rng, Report& r) {
             Vec dst = with_sentinel(size_t((nj - 1) * ds + C));
             fn(rp.data(), o, nj, j_lo, j_hi, src_w, C, wp.data(), cv, dst.data(), ds);
             const std::string shape = at("dwg_wasm R K o nj src_w C ds", {R, K, o, nj, src_w, C, ds});
-            for (int64_t i = 0; i + 1 < int64_t(dst.size()); ++i) {
-              const int64_t j = i / ds, c = i % ds;
-              if (c >= cv) {
-                r.expect(dst[size_t(i)] == kSentinel, shape + ": wrote past the vector channels at " + std::to_string(i));
-                continue;
-              }
-              double want = 0, mag = 0;
+            check_pixels(dst, ds, cv, shape, r, [&](int64_t j, int64_t c, double& want, double& mag) {
               for (int rr = 0; rr < R; ++rr)
                 for (int k = 0; k < K; ++k) {
                   const int64_t q = j + o + k;
@@ -55,9 +66,7 @@ void dwg_wasm_one(const Rows& u, int R, int K, std::mt19937& rng, Report& r) {
                   const double term = double(rp[size_t(rr)][q * C + c]) * wp[size_t(rr * K + k)][c];
                   want += term, mag += std::fabs(term);
                 }
-              r.near(dst[size_t(i)], want, mag, shape);
-            }
-            r.untouched(dst, dst.size() - 1, shape);
+            });
           }
 }
 
@@ -149,20 +158,12 @@ void dw_interior_wasm(const Rows& u, std::mt19937& rng, Report& r) {
               Vec dst = with_sentinel(size_t((nj - 1) * ds + C));
               u.dw_interior_wasm(nj, nt, src.data(), off.data(), p0, C, wt.data(), ss, cv, dst.data(), ds);
               const std::string shape = at("dw_interior_wasm nt step p0 nj C ds", {nt, step, p0, nj, C, ds});
-              for (int64_t i = 0; i + 1 < int64_t(dst.size()); ++i) {
-                const int64_t j = i / ds, c = i % ds;
-                if (c >= cv) {
-                  r.expect(dst[size_t(i)] == kSentinel, shape + ": wrote past the vector channels at " + std::to_string(i));
-                  continue;
-                }
-                double want = 0, mag = 0;
+              check_pixels(dst, ds, cv, shape, r, [&](int64_t j, int64_t c, double& want, double& mag) {
                 for (int64_t t = 0; t < nt; ++t) {
                   const double term = double(src[size_t(t)][(p0 + off[size_t(t)]) * C + j * ss + c]) * wt[size_t(t)][c];
                   want += term, mag += std::fabs(term);
                 }
-                r.near(dst[size_t(i)], want, mag, shape);
-              }
-              r.untouched(dst, dst.size() - 1, shape);
+              });
             }
 }
 
