@@ -1,4 +1,4 @@
-// The cpu micro-kernel testers of tests/ (test_ukernels*.cpp, ukernels_dwf.cpp; doctest) built
+// The cpu micro-kernel testers of tests/ (test_ukernels*.cpp, ukernels_dwf.cpp, ukernels_wasm.cpp) built
 // for WebAssembly: wasm/CMakeLists.txt's gradrt_ukernel_tests, which scripts/build.mjs builds in
 // build-wasm-simd/ (not part of dist/). It calls every micro-kernel of the SIMD flavour's units,
 // wasm_simd128 and scalar, on edge sizes against a plain loop or the reference, and the conv
