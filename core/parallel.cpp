@@ -124,6 +124,7 @@ class Pool {
   // grain > 0: chunks of grain items; grain < 0: guided, chunks of at least -grain items.
   bool try_run(int threads, int64_t chunks, int64_t n, int64_t grain,
                const std::function<void(int64_t, int64_t)>& fn) {
+    if (!kCanStartThreads) return false;  // the caller runs the loop inline
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
     const int helpers = static_cast<int>(std::min<int64_t>({threads, chunks, kMaxHelpers + 1})) - 1;
@@ -269,8 +270,7 @@ void parallel_for(const Exec& exec, int64_t n, int64_t grain,
   if (grain <= 0) grain = 1;
   const int64_t chunks = num_chunks(n, grain);
   if (exec.threads > 1 && chunks > 1 && exec.parallel) return run_external(exec, chunks, n, grain, fn);
-  if (kCanStartThreads && exec.threads > 1 && chunks > 1 && Pool::get().try_run(exec.threads, chunks, n, grain, fn))
-    return;
+  if (exec.threads > 1 && chunks > 1 && Pool::get().try_run(exec.threads, chunks, n, grain, fn)) return;
   for (int64_t begin = 0; begin < n; begin += grain) fn(begin, std::min(n, begin + grain));
 }
 
@@ -280,9 +280,7 @@ void parallel_for_guided(const Exec& exec, int64_t n, int64_t min_grain,
   if (min_grain <= 0) min_grain = 1;
   const int64_t chunks = num_chunks(n, min_grain);  // at most; caps the helpers woken
   if (exec.threads > 1 && chunks > 1 && exec.parallel) return run_external(exec, chunks, n, -min_grain, fn);
-  if (kCanStartThreads && exec.threads > 1 && chunks > 1 &&
-      Pool::get().try_run(exec.threads, chunks, n, -min_grain, fn))
-    return;
+  if (exec.threads > 1 && chunks > 1 && Pool::get().try_run(exec.threads, chunks, n, -min_grain, fn)) return;
   fn(0, n);
 }
 

@@ -103,6 +103,21 @@ inline int64_t grouped_row(const TapGroups& g, const T* const* src, const P* tab
   return C / L * L;
 }
 
+// Calls f.template operator()<R, K>() with the groups' shape as constants (R = 1..3 rows of
+// K = 2 or 3 taps); false for any other shape.
+template <class F>
+inline bool with_groups(const TapGroups& g, F&& f) {
+  switch (g.R * 4 + g.K) {
+    case 1 * 4 + 2: f.template operator()<1, 2>(); return true;
+    case 2 * 4 + 2: f.template operator()<2, 2>(); return true;
+    case 3 * 4 + 2: f.template operator()<3, 2>(); return true;
+    case 1 * 4 + 3: f.template operator()<1, 3>(); return true;
+    case 2 * 4 + 3: f.template operator()<2, 3>(); return true;
+    case 3 * 4 + 3: f.template operator()<3, 3>(); return true;
+    default: return false;
+  }
+}
+
 // The 3x3 filter gradient's chunked path (depthwise_conv2d_native_backprop_filter.h).
 template <class T, class Arch>
 bool dwf_chunked(const Exec& exec, Arena& scratch, const ConvParams& p, bool prefetch, const T* x, const T* dy, T* dw);
@@ -124,19 +139,10 @@ struct DwRowKernels {
     constexpr int64_t L = Vec<T, Arch>::width;
     const int64_t cv2 = kTiles.dw_channel_pairs ? cv / (2 * L) * (2 * L) : 0;
     constexpr int P = kTiles.dw_block_pixels;
-    auto rows = [&]<int R, int K>() {
+    return with_groups(g, [&]<int R, int K>() {
       if (cv2) dwg_pair<T, Arch, R, K>(gr, w, cv2, dst, ds);
       dwg_block<T, Arch, R, K, P, Reload>(gr, w, cv2, cv, dst, ds);
-    };
-    switch (g.R * 4 + g.K) {
-      case 1 * 4 + 2: rows.template operator()<1, 2>(); return true;
-      case 2 * 4 + 2: rows.template operator()<2, 2>(); return true;
-      case 3 * 4 + 2: rows.template operator()<3, 2>(); return true;
-      case 1 * 4 + 3: rows.template operator()<1, 3>(); return true;
-      case 2 * 4 + 3: rows.template operator()<2, 3>(); return true;
-      case 3 * 4 + 3: rows.template operator()<3, 3>(); return true;
-      default: return false;
-    }
+    });
   }
   static bool gather_grouped(const TapGroups& g, const GroupedRow<T>& gr, const T* const* w, int64_t cv, T* dst,
                              int64_t ds) {
@@ -170,16 +176,8 @@ struct DwRowKernels {
   // channels [0, cv): dwf_block reuses each x vector for every tap that reads it.
   template <int S>
   static bool filter_blocks(const TapGroups& g, const GroupedRow<T>& gr, const T* dy, T* const* acc, int64_t cv) {
-    constexpr int P = kTiles.dw_block_pixels;
-    switch (g.R * 4 + g.K) {
-      case 1 * 4 + 2: dwf_block<T, Arch, 1, 2, S, P>(gr, dy, acc, cv); return true;
-      case 2 * 4 + 2: dwf_block<T, Arch, 2, 2, S, P>(gr, dy, acc, cv); return true;
-      case 3 * 4 + 2: dwf_block<T, Arch, 3, 2, S, P>(gr, dy, acc, cv); return true;
-      case 1 * 4 + 3: dwf_block<T, Arch, 1, 3, S, P>(gr, dy, acc, cv); return true;
-      case 2 * 4 + 3: dwf_block<T, Arch, 2, 3, S, P>(gr, dy, acc, cv); return true;
-      case 3 * 4 + 3: dwf_block<T, Arch, 3, 3, S, P>(gr, dy, acc, cv); return true;
-      default: return false;
-    }
+    return with_groups(
+        g, [&]<int R, int K>() { dwf_block<T, Arch, R, K, S, kTiles.dw_block_pixels>(gr, dy, acc, cv); });
   }
   static bool filter_grouped(const TapGroups& g, const GroupedRow<T>& gr, int64_t step, const T* dy, T* const* acc,
                              int64_t cv) {
