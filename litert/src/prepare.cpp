@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <set>
 #include <string_view>
 
@@ -115,6 +116,54 @@ void write_operator(fb::Appender& a, const ModelOperator& op, uint32_t opcode) {
   a.patch(pos[3], a.vector(op.custom_options.data(), static_cast<uint32_t>(op.custom_options.size()), 1));
 }
 
+// The rewrite patches uoffsets in place (Model.operator_codes, operators[i], buffers[b]). In a
+// hostile FlatBuffer those 4 bytes may also belong to another object (a table's soffset, a
+// vector shared by two subgraphs), so the result is read back: it must plan as prepared and hold
+// the same model (tensors, operators, codes, buffer bytes, signatures) with the new names.
+Status check_rewrite(const Model& before, const ModelPlan& plan, const std::vector<uint8_t>& out) {
+  const auto refuse = [](const std::string& what) {
+    return Status(Code::InvalidArgument, "model: its FlatBuffer objects share bytes (" + what +
+                                             "), so it cannot be prepared; convert it again");
+  };
+  Model after;
+  ModelPlan again;
+  Status s = read_model({out.data(), out.size()}, &after);
+  if (s.ok()) s = make_plan(after, &again);
+  if (!s.ok()) return refuse("the rewritten model does not read back: " + s.message());
+  if (!again.prepared() || again.nodes.size() != plan.nodes.size()) return refuse("a node is not renamed once");
+  if (after.subgraphs.size() != before.subgraphs.size() || after.buffers.size() != before.buffers.size() ||
+      after.signatures.size() != before.signatures.size())
+    return refuse("subgraph, buffer or signature counts changed");
+  for (size_t b = 0; b < before.buffers.size(); ++b) {
+    const ModelBuffer &x = before.buffers[b], &y = after.buffers[b];
+    if (x.size != y.size || (x.size && std::memcmp(before.bytes.data + x.data, out.data() + y.data, x.size) != 0))
+      return refuse("buffer " + std::to_string(b) + " changed");
+  }
+  for (size_t g = 0; g < before.subgraphs.size(); ++g) {
+    const ModelSubgraph &x = before.subgraphs[g], &y = after.subgraphs[g];
+    if (x.tensors.size() != y.tensors.size() || x.operators.size() != y.operators.size())
+      return refuse("subgraph " + std::to_string(g) + " changed");
+    for (size_t t = 0; t < x.tensors.size(); ++t)
+      if (x.tensors[t].shape != y.tensors[t].shape || x.tensors[t].type != y.tensors[t].type ||
+          x.tensors[t].buffer != y.tensors[t].buffer || x.tensors[t].name != y.tensors[t].name)
+        return refuse("tensor " + std::to_string(g) + "." + std::to_string(t) + " changed");
+    for (size_t i = 0; i < x.operators.size(); ++i) {
+      const ModelOperator &a = x.operators[i], &c = y.operators[i];
+      const ModelOpCode &ca = before.codes[a.opcode], &cc = after.codes[c.opcode];
+      if (a.inputs != c.inputs || a.outputs != c.outputs || a.custom_options != c.custom_options ||
+          ca.builtin != cc.builtin || ca.version != cc.version ||
+          base_name(ca.custom) != base_name(cc.custom))
+        return refuse("operator " + std::to_string(g) + "." + std::to_string(i) + " changed");
+    }
+  }
+  for (size_t k = 0; k < before.signatures.size(); ++k) {
+    const ModelSignature &x = before.signatures[k], &y = after.signatures[k];
+    if (x.key != y.key || x.subgraph != y.subgraph || x.inputs != y.inputs || x.outputs != y.outputs)
+      return refuse("signature " + std::to_string(k) + " changed");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status prepare_bytes(const Model& model, const ModelPlan& plan, std::vector<uint8_t>* out) {
@@ -144,7 +193,7 @@ Status prepare_bytes(const Model& model, const ModelPlan& plan, std::vector<uint
   }
   if (out->size() > 0x7fffffffu)
     return Status(Code::ResourceExhausted, "model: the prepared model would exceed 2 GiB (" + std::to_string(out->size()) + " bytes)");
-  return Status::OK();
+  return check_rewrite(model, plan, *out);
 }
 
 }  // namespace gradrt::litert
