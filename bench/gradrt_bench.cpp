@@ -6,7 +6,8 @@
 // times threads), and gradrt / oneDNN speed (> 1: gradrt faster).
 // oneDNN runs in its preferred layouts (format_tag::any for convolutions, nChw16c (--isa=avx2: nChw8c) for
 // batch norm); reorders from NHWC are done once, outside the timing. gradrt runs on NHWC
-// float32 as TF hands it, and its timing includes run_op's validation and allocation.
+// float32 as TF hands it, and its timing includes run_op's validation and allocation (--plan=1:
+// prepared once, run into outputs allocated once, as oneDNN's primitive and memory are).
 // --csv=FILE also writes the rows for bench/plot.py. --isa=avx2 runs both libraries' AVX2 code
 // (GRADRT_CPU_ISA=avx2, ONEDNN_MAX_CPU_ISA=AVX2), the header says so: on an AVX-512 machine
 // this checks the AVX2 kernels and tile choices, not an AVX2-only CPU's timing.
@@ -220,9 +221,50 @@ std::function<void()> dnnl_runner(dnnl::primitive prim, std::unordered_map<int, 
   };
 }
 
+// --plan=1: gradrt's side as oneDNN's is timed, set up once (gradrt::prepare, outputs allocated
+// once, 64-byte aligned) and then only run (Plan::run into those buffers). Default: run_op.
+bool g_plan = false;
+
+[[noreturn]] void gradrt_failed(const std::string& op, const gradrt::Status& s) {
+  std::fprintf(stderr, "gradrt %s: %s\n", op.c_str(), s.to_string().c_str());
+  std::exit(1);
+}
+
+std::function<void()> gradrt_plan_runner(const std::string& op, std::shared_ptr<std::vector<std::pair<std::string, Host>>> hosts,
+                                         const gradrt::Attrs& attrs, int threads) {
+  gradrt::Inputs inputs;
+  for (auto& [name, h] : *hosts) inputs[name] = h.view();
+  gradrt::RunOptions opt;
+  opt.backend = "cpu";
+  opt.threads = threads;
+  auto plan = std::make_shared<gradrt::Plan>();
+  gradrt::Status s = gradrt::prepare(op, inputs, attrs, plan.get(), opt);
+  if (!s.ok()) gradrt_failed(op, s);
+  auto buffers = std::make_shared<std::vector<std::vector<float, Aligned64<float>>>>();
+  auto names = std::make_shared<std::vector<std::string>>();
+  for (const auto& [name, spec] : plan->info().outputs) {
+    int64_t n = 1;
+    for (int64_t d : spec.shape) n *= d;
+    buffers->emplace_back(static_cast<size_t>(std::max<int64_t>(n, 1)) * 2);  // float32 or smaller
+    names->push_back(name);
+  }
+  gradrt::PlanRunOptions ro;
+  ro.output_memory = [buffers, names](std::string_view name, gradrt::DType, const std::vector<int64_t>&) -> void* {
+    for (size_t i = 0; i < names->size(); ++i)
+      if ((*names)[i] == name) return (*buffers)[i].data();
+    return nullptr;
+  };
+  return [op, hosts, plan, inputs, ro]() {
+    gradrt::Outputs outs;
+    gradrt::Status s = plan->run(inputs, &outs, ro);
+    if (!s.ok()) gradrt_failed(op, s);
+  };
+}
+
 std::function<void()> gradrt_runner(std::string op, std::vector<std::pair<std::string, Host>> ins, gradrt::Attrs attrs,
                                     int threads) {
   auto hosts = std::make_shared<std::vector<std::pair<std::string, Host>>>(std::move(ins));
+  if (g_plan) return gradrt_plan_runner(op, hosts, attrs, threads);
   return [op, hosts, attrs, threads]() {
     gradrt::Inputs inputs;
     for (auto& [name, h] : *hosts) inputs[name] = h.view();
@@ -231,10 +273,7 @@ std::function<void()> gradrt_runner(std::string op, std::vector<std::pair<std::s
     opt.backend = "cpu";
     opt.threads = threads;
     gradrt::Status s = gradrt::run_op(op, inputs, attrs, &outs, opt);
-    if (!s.ok()) {
-      std::fprintf(stderr, "gradrt %s: %s\n", op.c_str(), s.to_string().c_str());
-      std::exit(1);
-    }
+    if (!s.ok()) gradrt_failed(op, s);
   };
 }
 
@@ -370,10 +409,11 @@ int main(int argc, char** argv) {
     else if (a.rfind("--csv=", 0) == 0) csv_path = a.substr(6);
     else if (a.rfind("--warm-ms=", 0) == 0) g_warm_ms = std::atof(a.c_str() + 10);
     else if (a.rfind("--keras=", 0) == 0) keras = std::atoi(a.c_str() + 8) != 0;
+    else if (a.rfind("--plan=", 0) == 0) g_plan = std::atoi(a.c_str() + 7) != 0;
     else if (a == "--stat=min" || a == "--stat=median") g_stat_min = a == "--stat=min";
     else if (a == "--isa=avx2") g_isa_avx2 = true;
     else {
-      std::printf("usage: gradrt_bench [--threads=1,2] [--batch=1,8] [--reps=7] [--rounds=1] [--filter=SUBSTRING] [--csv=FILE] [--warm-ms=100] [--keras=1] [--stat=median|min] [--isa=avx2]\n");
+      std::printf("usage: gradrt_bench [--threads=1,2] [--batch=1,8] [--reps=7] [--rounds=1] [--filter=SUBSTRING] [--csv=FILE] [--warm-ms=100] [--keras=1] [--plan=0] [--stat=median|min] [--isa=avx2]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -395,6 +435,8 @@ int main(int argc, char** argv) {
   if (g_isa_avx2)
     std::printf("--isa=avx2: GRADRT_CPU_ISA=avx2, ONEDNN_MAX_CPU_ISA=AVX2 (an AVX-512 core running AVX2 code: same caches\n"
                 "and ports as its AVX-512 runs, not an AVX2-only CPU's timing)\n");
+  std::printf("gradrt timed through %s\n", g_plan ? "Plan::run into preallocated outputs (prepared once, --plan=1)"
+                                                  : "run_op (validation, plan cache and output allocation per call)");
   std::printf("measured FMA peak (%s): %.1f GFLOP/s per thread; %s of %d runs after warm-up, median of %d round(s)\n\n",
               peak_isa.c_str(), peak1, g_stat_min ? "fastest" : "median", reps, rounds);
 
