@@ -37,6 +37,11 @@ struct ConvTuning {
   int64_t filter_split_pixels = 1024;
   int64_t filter_split_kib = 1024;
   int64_t filter_split_tiles = 16;
+  // Conv2DBackpropFilter on several threads with a wide, tap-poor filter (out_c per group > 16 x
+  // taps): work items also split the oc panels into one block per thread, so that each thread reads
+  // only its own columns of dy (else the threads split the row tiles and each reads all of dy).
+  // Who computes a dw element only, never the bits. Off: GRADRT_CPU_TILES=filter_oc=0.
+  bool filter_oc_blocks = true;
   // Conv2DBackpropFilter with at most this many input channels (one group, undilated
   // columns, fw > 1, out_c in whole vectors) runs conv2d_backprop_filter_few_c.h: GEMM rows are
   // a filter row's (kx, c) values. 0: off (the per-tap GEMM for every shape).

@@ -142,6 +142,13 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
       // threads, where each thread had read all of x and dy for its half of the tiles; 1.01x at
       // 1 thread. No other gradrt_bench row has 17-32 tiles (model-0xa7 VM, session 24, cli_ab).
       t.filter_split_tiles = 32;
+      // No oc blocks: dy is read in place here (no packing to share out), and the 1x1
+      // 28x28x256->512 filter gradient at 2 threads took 0.94-0.95x the time with the threads
+      // splitting the row tiles (each reading half of x's channels and all of dy) instead of the
+      // oc panels (all of x, half of dy), batch 1 and 8 (1 thread: 1.00); NCHW 7x7x512->512
+      // 0.92-0.96x; the other filter rows have one oc block already (model-0xa7 VM, session 25,
+      // cli_ab --one-by-one, 5-7 rounds).
+      t.filter_oc_blocks = false;
     }
     t.input_prefetch_dy = false;
     // Without the depthwise filter gradient's row prefetch (8 MB and more of x + dy): 0.72-0.82x
@@ -211,6 +218,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       if (std::sscanf(std::string(v, vn).c_str(), "%lld/%lld/%lld%c", &a, &b, &c, &tail) != 3 || a < 0 || b < 0 || c < 0)
         return false;
       t.filter_split_pixels = a, t.filter_split_kib = b, t.filter_split_tiles = c;
+    } else if (key == "filter_oc") {  // Conv2DBackpropFilter's oc blocks per thread
+      const std::string val(v, vn);
+      if (val != "0" && val != "1") return false;
+      t.filter_oc_blocks = val == "1";
     } else if (key == "filter_few_c") {  // the few-input-channel path up to this many channels (0: off)
       long long a = -1;
       char tail = 0;
@@ -277,14 +288,15 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 std::string describe(const ConvTuning& t) {
   char buf[768];
   std::snprintf(buf, sizeof buf,
-                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, input dy prefetch %s, filter few-c to %lld%s, "
+                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, filter oc blocks %s, input dy prefetch %s, filter few-c to %lld%s, "
                 "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, "
                 "input 1x1 stream to %lld (prefetch %s), input edge groups %s, input dy pad %s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
                 static_cast<long long>(t.filter_k_wide), static_cast<long long>(t.filter_split_pixels),
-                static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.input_prefetch_dy ? "on" : "off",
+                static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.filter_oc_blocks ? "on" : "off",
+                t.input_prefetch_dy ? "on" : "off",
                 static_cast<long long>(t.filter_few_c_max),
                 t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),

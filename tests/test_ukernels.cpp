@@ -339,6 +339,31 @@ TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at e
   CHECK(kt->filter_path(tu, test::same_conv_params(4, 8, 8, 16, 16, 3, 1), false).slices == 1);
 }
 
+// Oc blocks (ConvTuning::filter_oc_blocks): on several threads a wide, tap-poor filter's work
+// items split the oc panels too, or only the row tiles; the reference's values and the same bits
+// at every rerun thread count either way (conv_case), every ISA.
+TEST_CASE("cpu: conv filter gradient with and without oc blocks per thread, every ISA") {
+  test::IsaGuard guard;
+  test::TuningGuard tuning_guard;
+  std::mt19937 rng(2525);
+  // ocg > 16 x taps: 1x1 -> 80 and -> 200 (several panels at every unit), 3x3 -> 160.
+  const std::vector<gradrt::ConvParams> shapes = {test::same_conv_params(2, 7, 9, 24, 80, 1, 1),
+                                                  test::same_conv_params(1, 5, 5, 12, 200, 1, 1),
+                                                  test::same_conv_params(1, 6, 5, 8, 160, 3, 1)};
+  for (simd::Isa isa : simd::supported_isas())
+    for (bool blocks : {true, false}) {
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(blocks);
+      simd::ConvTuning tu = simd::cpu_tuning(isa);
+      tu.filter_oc_blocks = blocks;
+      std::vector<test::Variant> here = cpu_variants_with(isa, tu);
+      for (const gradrt::ConvParams& p : shapes) {
+        test::conv_case<float>(here, test::ConvKernel::bwd_filter, p, rng);
+        test::conv_case<double>(here, test::ConvKernel::bwd_filter, p, rng);
+      }
+    }
+}
+
 TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   using simd::Isa;
   simd::ConvTuning t = simd::conv_tuning(Isa::avx512, simd::Microarch::zen5);
@@ -391,6 +416,10 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_share=1", &s));  // removed (session 14)
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_pf=16", &s));    // removed (session 16)
   check_flag("filter_stack", &simd::ConvTuning::filter_few_c_stack, "-1");
+  check_flag("filter_oc", &simd::ConvTuning::filter_oc_blocks, "yes");
+  CHECK_FALSE(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).filter_oc_blocks);
+  CHECK(simd::conv_tuning(Isa::avx2, simd::Microarch::sapphire_rapids).filter_oc_blocks);
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).filter_oc_blocks);
   check_flag("input_pf", &simd::ConvTuning::input_prefetch_dy, "2");
   check_flag("input_groups", &simd::ConvTuning::input_edge_groups, "on");
   CHECK(s.filter_few_c_max == 4);

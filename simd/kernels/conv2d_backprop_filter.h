@@ -149,12 +149,12 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   bool partial_tiles = false;  // a row tile narrower than its kind: its rows are packed through off[]
   for (int64_t i = 0; i < ftiles; ++i) partial_tiles |= tmr[i] != cap_of(tkind[i]);
   // Work items (g, jb, t, f-tile), each owning a block of dw. jb splits the oc panels into
-  // nb blocks: with several threads and a wide, tap-poor filter (1x1: 512 oc) each thread
-  // then packs (or, in place, streams) only its own panels of dy, where splitting over
-  // (t, f-tile) alone had every thread pack all of them. With many taps the per-tap pointer tables cost more than the
-  // packing, and (t, f-tile) is the better split (nb = 1). The split decides only who
-  // computes a dw element, never its order of additions.
-  const int64_t nb = exec.threads > 1 && ocg > 16 * taps ? imin(np, exec.threads) : 1;
+  // nb blocks (ConvTuning::filter_oc_blocks): with several threads and a wide, tap-poor filter
+  // (1x1: 512 oc) each thread then packs (or, in place, streams) only its own panels of dy,
+  // where splitting over (t, f-tile) alone had every thread pack all of them. With many taps
+  // the per-tap pointer tables cost more than the packing, and (t, f-tile) is the better split
+  // (nb = 1). The split decides only who computes a dw element, never its order of additions.
+  const int64_t nb = tuning.filter_oc_blocks && exec.threads > 1 && ocg > 16 * taps ? imin(np, exec.threads) : 1;
   const int64_t npb = (np + nb - 1) / nb;  // panels per block (the last may have fewer)
   // Items: slice-major (slice, g, jb, t, f-tile), so a thread's run of items covers whole
   // slices and reads only their pixels.
