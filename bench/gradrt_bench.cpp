@@ -245,7 +245,7 @@ std::function<void()> gradrt_plan_runner(const std::string& op, std::shared_ptr<
   for (const auto& [name, spec] : plan->info().outputs) {
     int64_t n = 1;
     for (int64_t d : spec.shape) n *= d;
-    buffers->emplace_back(static_cast<size_t>(std::max<int64_t>(n, 1)) * 2);  // float32 or smaller
+    buffers->emplace_back(static_cast<size_t>(std::max<int64_t>(n, 1)) * 2);  // room for float64
     names->push_back(name);
   }
   gradrt::PlanRunOptions ro;
