@@ -71,7 +71,10 @@ struct ConvTuning {
   // FusedBatchNormGrad with dy + x of at most this many bytes: the dx pass takes its row
   // chunks last to first, so it starts on the rows the sum pass read last (still in L2 where
   // the L2 holds a good part of dy + x). 0: never. Emerald Rapids (2 MB L2): 16 MiB.
+  // On 2 or more threads bn_grad_dx_reverse_bytes_mt where >= 0 (each thread's own L2 holds the
+  // tail of its own rows, so more of dy + x is still there).
   int64_t bn_grad_dx_reverse_bytes = 0;
+  int64_t bn_grad_dx_reverse_bytes_mt = -1;
   // FusedBatchNormGrad (training): dx of at least this many bytes is written
   // with non-temporal stores (when vector-aligned). 0: never. Zen 5: 4 MiB (kernels/fused_batch_norm_grad.h).
   int64_t bn_grad_stream_bytes = int64_t{4} << 20;

@@ -159,6 +159,9 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // batch 1 (56x56x256, 6.4 MB), 1 thread (2 threads: 0.97x); at batch 8 (51 MB) 1.02-1.05x,
     // so not there (cli_ab, session 12).
     t.bn_grad_dx_reverse_bytes = int64_t{16} << 20;
+    // At 2 or more threads up to 64 MiB: batch 8 (51 MB) 0.96-0.97x the time at 2 threads
+    // (model-0xa7 VM, session 25, cli_ab 7-9 rounds; at 1 thread 1.02x, so 16 MiB stays there).
+    t.bn_grad_dx_reverse_bytes_mt = int64_t{64} << 20;
     // Its dx non-temporal from 1 MiB (the default 4 MiB left batch 1's 3.2 MB dx to normal
     // stores, which evict the dy + x lines the reversed pass and the next call reread from L2):
     // 0.84x the time at batch 1 (56x56x256), 1 thread; 256 KiB the same (cli_ab, session 13).
@@ -261,10 +264,15 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       if (val != "0" && val != "1") return false;
       t.input_prefetch_dy = val == "1";
     } else if (key == "bn_rev") {  // FusedBatchNormGrad dx pass last chunk first up to this many KiB of dy + x
-      long long a = -1;
+      // KIB (any thread count) or KIB/KIB_ON_2_OR_MORE_THREADS
+      long long a = -1, b = -1;
       char tail = 0;
-      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
+      const std::string val(v, vn);
+      const bool two = std::sscanf(val.c_str(), "%lld/%lld%c", &a, &b, &tail) == 2;
+      if (!two && std::sscanf(val.c_str(), "%lld%c", &a, &tail) != 1) return false;
+      if (a < 0 || (two && b < 0)) return false;
       t.bn_grad_dx_reverse_bytes = int64_t(a) << 10;
+      t.bn_grad_dx_reverse_bytes_mt = two ? int64_t(b) << 10 : -1;
     } else if (key == "bn_stream") {  // FusedBatchNormGrad dx non-temporal from this many KiB (0: never)
       long long a = -1;
       char tail = 0;
@@ -289,7 +297,7 @@ std::string describe(const ConvTuning& t) {
   char buf[768];
   std::snprintf(buf, sizeof buf,
                 "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, filter oc blocks %s, input dy prefetch %s, filter few-c to %lld%s, "
-                "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB, "
+                "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB (%lld on 2+ threads), "
                 "input 1x1 stream to %lld (prefetch %s), input edge groups %s, input dy pad %s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
@@ -300,6 +308,7 @@ std::string describe(const ConvTuning& t) {
                 static_cast<long long>(t.filter_few_c_max),
                 t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
+                static_cast<long long>((t.bn_grad_dx_reverse_bytes_mt >= 0 ? t.bn_grad_dx_reverse_bytes_mt : t.bn_grad_dx_reverse_bytes) >> 10),
                 static_cast<long long>(t.input_stream_max),
                 t.input_stream_prefetch ? "on" : "off", t.input_edge_groups ? "on" : "off", t.input_pad_dy ? "on" : "off",
                 t.input_pad_dy && t.input_pad_rows ? " (row tiles)" : "");

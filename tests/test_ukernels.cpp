@@ -417,6 +417,13 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_pf=16", &s));    // removed (session 16)
   check_flag("filter_stack", &simd::ConvTuning::filter_few_c_stack, "-1");
   check_flag("filter_oc", &simd::ConvTuning::filter_oc_blocks, "yes");
+  CHECK(simd::apply_tiles_override(Isa::avx512, "bn_rev=16/64", &s));
+  CHECK((s.bn_grad_dx_reverse_bytes == 16 << 10 && s.bn_grad_dx_reverse_bytes_mt == 64 << 10));
+  CHECK(simd::apply_tiles_override(Isa::avx512, "bn_rev=8", &s));
+  CHECK((s.bn_grad_dx_reverse_bytes == 8 << 10 && s.bn_grad_dx_reverse_bytes_mt == -1));
+  for (const char* bad : {"bn_rev=8x", "bn_rev=8/", "bn_rev=8/-1", "bn_rev=-1", "bn_rev=8/9/10"})
+    CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).bn_grad_dx_reverse_bytes_mt == 64 << 20);
   CHECK_FALSE(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).filter_oc_blocks);
   CHECK(simd::conv_tuning(Isa::avx2, simd::Microarch::sapphire_rapids).filter_oc_blocks);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).filter_oc_blocks);
