@@ -299,7 +299,7 @@ TEST_CASE("cpu: FusedBatchNormGrad misaligned, odd-width and large inputs") {
 }
 
 // FusedBatchNormGrad's dx pass under its ConvTuning choices: normal or non-temporal stores
-// (bn_grad_stream_bytes), chunks in order or last first (bn_grad_dx_reverse_bytes), every ISA,
+// (bn_grad_stream_bytes), chunks in order or last first (bn_grad_dx_reverse_bytes, _mt), every ISA,
 // 1/2/3 threads; against the reference and the same bits in every configuration.
 template <class T>
 void batch_norm_grad_dx_modes(uint32_t seed) {
@@ -320,9 +320,10 @@ void batch_norm_grad_dx_modes(uint32_t seed) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(C);
       std::vector<T> first[3];
-      // {reversed up to (0: never), non-temporal dx from (0: never)}.
+      // {reversed up to (0: never), the same on 2+ threads (-1: as at 1 thread), non-temporal dx
+      // from (0: never)}.
       const int64_t big = int64_t(1) << 40, nt = int64_t(64) << 10;
-      const int64_t configs[][2] = {{0, 0}, {0, nt}, {big, 0}, {big, nt}};
+      const int64_t configs[][3] = {{0, -1, 0}, {0, -1, nt}, {big, -1, 0}, {big, -1, nt}, {0, big, nt}, {big, 0, 0}};
       std::vector<T> dxbuf(n + 64 / sizeof(T));
       T* pdx = dxbuf.data();
       while (reinterpret_cast<uintptr_t>(pdx) % 64 != 0) ++pdx;  // vector-aligned: the NT path
@@ -330,12 +331,14 @@ void batch_norm_grad_dx_modes(uint32_t seed) {
         for (const auto& [i, t] : restore.saved) {
           simd::ConvTuning tu = t;
           tu.bn_grad_dx_reverse_bytes = cfg[0];
-          tu.bn_grad_stream_bytes = cfg[1];
+          tu.bn_grad_dx_reverse_bytes_mt = cfg[1];
+          tu.bn_grad_stream_bytes = cfg[2];
           REQUIRE(simd::set_cpu_tuning(i, tu));
         }
         for (int threads : {1, 2, 3}) {
           CAPTURE(cfg[0]);
           CAPTURE(cfg[1]);
+          CAPTURE(cfg[2]);
           CAPTURE(threads);
           std::fill(pdx, pdx + n, T(-7));
           std::vector<T> ds(C), d0(C);
