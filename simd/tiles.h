@@ -75,6 +75,9 @@ struct ConvTuning {
   // tail of its own rows, so more of dy + x is still there).
   int64_t bn_grad_dx_reverse_bytes = 0;
   int64_t bn_grad_dx_reverse_bytes_mt = -1;
+  int64_t bn_reverse_bytes(int threads) const {
+    return threads > 1 && bn_grad_dx_reverse_bytes_mt >= 0 ? bn_grad_dx_reverse_bytes_mt : bn_grad_dx_reverse_bytes;
+  }
   // FusedBatchNormGrad (training): dx of at least this many bytes is written
   // with non-temporal stores (when vector-aligned). 0: never. Zen 5: 4 MiB (kernels/fused_batch_norm_grad.h).
   int64_t bn_grad_stream_bytes = int64_t{4} << 20;

@@ -308,7 +308,7 @@ std::string describe(const ConvTuning& t) {
                 static_cast<long long>(t.filter_few_c_max),
                 t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
-                static_cast<long long>((t.bn_grad_dx_reverse_bytes_mt >= 0 ? t.bn_grad_dx_reverse_bytes_mt : t.bn_grad_dx_reverse_bytes) >> 10),
+                static_cast<long long>(t.bn_reverse_bytes(2) >> 10),
                 static_cast<long long>(t.input_stream_max),
                 t.input_stream_prefetch ? "on" : "off", t.input_edge_groups ? "on" : "off", t.input_pad_dy ? "on" : "off",
                 t.input_pad_dy && t.input_pad_rows ? " (row tiles)" : "");

@@ -149,10 +149,7 @@ void fused_batch_norm_grad(const Exec& exec, const ConvTuning& tuning, const Bat
   // The dx pass in chunks of dx_grain rows; the last chunk first where dy + x are within
   // bn_grad_dx_reverse_bytes (_mt on several threads; elementwise: the order never touches the bits).
   const int64_t dx_grain = imax(1, 16384 / C), dx_chunks = nchunks(R, dx_grain);
-  const int64_t reverse_bytes = exec.threads > 1 && tuning.bn_grad_dx_reverse_bytes_mt >= 0
-                                    ? tuning.bn_grad_dx_reverse_bytes_mt
-                                    : tuning.bn_grad_dx_reverse_bytes;
-  const bool reverse = 2 * R * C * int64_t(sizeof(T)) <= reverse_bytes;
+  const bool reverse = 2 * R * C * int64_t(sizeof(T)) <= tuning.bn_reverse_bytes(exec.threads);
   auto dx_pass = [&](auto&& rows) {
     par(exec, dx_chunks, 1, [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
