@@ -49,6 +49,9 @@ struct ConvTuning {
   // Also there: up to 3 whole filter rows in one tile where they fit the registers
   // (FewCStackTile, e.g. 3x3x3 -> 16: 27 accumulators; same bits). Off: filter_stack=0.
   bool filter_few_c_stack = true;
+  // And there, where a segment of output rows takes several passes over its dy rows, the later
+  // passes prefetch the next segment's dy into L2 (a hint: same bits). Off: few_c_pf=0.
+  bool filter_few_c_prefetch = false;
   // Conv2DBackpropInput: an interior tile prefetches the next tile's dy lines under every
   // tap row (Zen 5: 1-7% faster; Emerald Rapids: 2-3% slower).
   bool input_prefetch_dy = true;

@@ -155,6 +155,11 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // the time at batch 8, 1 and 2 threads (cli_ab, session 11); forced on at batch 1 it took
     // 1.37-1.48x.
     t.depthwise_filter_prefetch = false;
+    // The few-c filter gradient's later passes prefetching the next segment's dy into L2: at batch
+    // 32 (dy 4-32 MB) 0.86-0.94x the time at 1 thread and 0.92-0.97x at 2 on the 3x3 and 7x7
+    // ->32/64 rows; batch 8 and the one-pass 3x3x3->16 rows unchanged (model-0xa7 VM, session 26,
+    // cli_ab --small-c).
+    t.filter_few_c_prefetch = true;
     // FusedBatchNormGrad's dx pass last chunk first up to 16 MiB of dy + x: 0.95x the time at
     // batch 1 (56x56x256, 6.4 MB), 1 thread (2 threads: 0.97x); at batch 8 (51 MB) 1.02-1.05x,
     // so not there (cli_ab, session 12).
@@ -234,6 +239,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
       t.filter_few_c_stack = val == "1";
+    } else if (key == "few_c_pf") {  // few-c path: later passes prefetch the next segment's dy
+      const std::string val(v, vn);
+      if (val != "0" && val != "1") return false;
+      t.filter_few_c_prefetch = val == "1";
     } else if (key == "input_stream") {  // the 1x1 streaming input gradient up to this many dx channels (0: off)
       long long a = -1;
       char tail = 0;
@@ -296,7 +305,7 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 std::string describe(const ConvTuning& t) {
   char buf[768];
   std::snprintf(buf, sizeof buf,
-                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, filter oc blocks %s, input dy prefetch %s, filter few-c to %lld%s, "
+                "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld, filter K slices %lld/%lld/%lld, filter oc blocks %s, input dy prefetch %s, filter few-c to %lld%s%s, "
                 "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB (%lld on 2+ threads), "
                 "input 1x1 stream to %lld (prefetch %s), input edge groups %s, input dy pad %s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
@@ -306,7 +315,8 @@ std::string describe(const ConvTuning& t) {
                 static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.filter_oc_blocks ? "on" : "off",
                 t.input_prefetch_dy ? "on" : "off",
                 static_cast<long long>(t.filter_few_c_max),
-                t.filter_few_c_stack ? " (rows stacked)" : "", t.depthwise_filter_prefetch ? "on" : "off",
+                t.filter_few_c_stack ? " (rows stacked)" : "", t.filter_few_c_prefetch ? " (dy prefetch)" : "",
+                t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
                 static_cast<long long>(t.bn_reverse_bytes(2) >> 10),
                 static_cast<long long>(t.input_stream_max),

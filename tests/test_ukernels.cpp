@@ -249,34 +249,54 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
     // max_c 0: the per-tap GEMM, the same shapes; stack: whole filter rows stacked in a tile;
-    // else a row per tile.
+    // else a row per tile; pf: later passes prefetch the next segment's dy.
     struct Mode {
       int64_t max_c;
-      bool stack;
+      bool stack, pf;
     };
-    for (Mode md : {Mode{4, true}, Mode{4, false}, Mode{0, true}}) {
+    for (Mode md : {Mode{4, true, false}, Mode{4, false, false}, Mode{4, true, true}, Mode{4, false, true},
+                    Mode{0, true, false}}) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(md.max_c);
       CAPTURE(md.stack);
+      CAPTURE(md.pf);
       simd::ConvTuning tu = saved;
       tu.filter_few_c_max = md.max_c;
       tu.filter_few_c_stack = md.stack;
+      tu.filter_few_c_prefetch = md.pf;
       std::vector<test::Variant> here = cpu_variants_with(isa, tu);
       for (const gradrt::ConvParams& p : shapes) {
         test::conv_case<float>(here, test::ConvKernel::bwd_filter, p, rng);
         test::conv_case<double>(here, test::ConvKernel::bwd_filter, p, rng);
       }
     }
-    // Stacked or a row per tile, each dw value is the same chain of FMAs in pixel order: the
-    // same bits.
+    // Stacked or a row per tile, with the prefetch or without, each dw value is the same chain of
+    // FMAs in pixel order: the same bits.
     for (const gradrt::ConvParams& p : shapes) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(test::describe(p));
       const auto [x, dy, w] = filter_operands(p, rng);
+      std::vector<float> out[4];
+      for (int mode = 0; mode < 4; ++mode) {
+        simd::ConvTuning tu = saved;
+        tu.filter_few_c_stack = (mode & 1) != 0;
+        tu.filter_few_c_prefetch = (mode & 2) != 0;
+        std::vector<test::Variant> here = cpu_variants_with(isa, tu);
+        REQUIRE(!here.empty());
+        REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
+      }
+      for (int mode = 1; mode < 4; ++mode) CHECK(test::same_bits(out[0], out[mode]));
+    }
+    // The prefetch runs only where dy is 2 MiB or more: 16 images of 32x32 -> 32 (float: 2 MiB;
+    // 3 passes of 6 rows per segment, segments across images and chunks), with it and without.
+    {
+      const gradrt::ConvParams p = shape(16, 32, 32, 3, 32, 3, 1);
+      CAPTURE(simd::isa_name(isa));
+      const auto [x, dy, w] = filter_operands(p, rng);
       std::vector<float> out[2];
       for (int mode = 0; mode < 2; ++mode) {
         simd::ConvTuning tu = saved;
-        tu.filter_few_c_stack = mode == 1;
+        tu.filter_few_c_prefetch = mode == 1;
         std::vector<test::Variant> here = cpu_variants_with(isa, tu);
         REQUIRE(!here.empty());
         REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
@@ -416,6 +436,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_share=1", &s));  // removed (session 14)
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_pf=16", &s));    // removed (session 16)
   check_flag("filter_stack", &simd::ConvTuning::filter_few_c_stack, "-1");
+  check_flag("few_c_pf", &simd::ConvTuning::filter_few_c_prefetch, "2");
   check_flag("filter_oc", &simd::ConvTuning::filter_oc_blocks, "yes");
   CHECK(simd::apply_tiles_override(Isa::avx512, "bn_rev=16/64", &s));
   CHECK((s.bn_grad_dx_reverse_bytes == 16 << 10 && s.bn_grad_dx_reverse_bytes_mt == 64 << 10));

@@ -394,7 +394,9 @@ void few_c(const Rows& u, std::mt19937& rng, Report& r) {
       if (R < 1 || R > rmax) continue;
       for (int64_t nrows : {1, 2, 5})
         for (int64_t ncols : {1, 3, 6})
-          for (bool acc : {false, true}) {
+          for (int acc_pf = 0; acc_pf < 4; ++acc_pf) {  // accumulate onto c; with the prefetch body
+            const bool acc = acc_pf & 1;
+            const int64_t pf_step = acc_pf & 2 ? 64 : 0;
             const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes;
             const int64_t acs = R + 2, ars = ncols * acs + 3, ldc = nr + 3;
             const Vec a = test::random_vec<float>(rng, nrows * ars);
@@ -403,8 +405,8 @@ void few_c(const Rows& u, std::mt19937& rng, Report& r) {
             const Vec init = test::random_vec<float>(rng, int64_t(c.size()));
             for (int64_t e = 0; e < R * ldc; ++e)
               if (e % ldc < nr) c[size_t(e)] = init[size_t(e)];
-            u.few_c(nrv, R, nrows, ncols, a.data(), ars, acs, b.data(), ldb, c.data(), ldc, acc);
-            const std::string shape = at("few_c NRV R nrows ncols acc", {nrv, R, nrows, ncols, acc});
+            u.few_c(nrv, R, nrows, ncols, a.data(), ars, acs, b.data(), ldb, c.data(), ldc, acc, pf_step);
+            const std::string shape = at("few_c NRV R nrows ncols acc pf_step", {nrv, R, nrows, ncols, acc, pf_step});
             for (int64_t e = 0; e < int64_t(c.size()); ++e) {
               const int64_t i = e / ldc, j = e % ldc;
               if (i >= R || j >= nr) {
@@ -435,7 +437,9 @@ void few_c_stack(const Rows& u, std::mt19937& rng, Report& r) {
         if (J < 1 || J > jmax) continue;
         for (int64_t nrows : {1, 3})
           for (int64_t ncols : {1, 5})
-            for (bool acc : {false, true}) {
+            for (int acc_pf = 0; acc_pf < 4; ++acc_pf) {  // accumulate onto c; with the prefetch body
+              const bool acc = acc_pf & 1;
+              const int64_t pf_step = acc_pf & 2 ? 64 : 0;
               const int64_t nr = nrv * u.lanes, ldb = nr + u.lanes, ldc = nr + 3;
               const int64_t kys = J + 5, acs = 2, ars = ncols * acs + KY * kys + 1;
               const Vec a = test::random_vec<float>(rng, nrows * ars);
@@ -444,8 +448,9 @@ void few_c_stack(const Rows& u, std::mt19937& rng, Report& r) {
               const Vec init = test::random_vec<float>(rng, int64_t(c.size()));
               for (int64_t e = 0; e < KY * J * ldc; ++e)
                 if (e % ldc < nr) c[size_t(e)] = init[size_t(e)];
-              u.few_c_stack(KY, nrv, J, nrows, ncols, a.data(), ars, acs, kys, b.data(), ldb, c.data(), ldc, acc);
-              const std::string shape = at("few_c_stack KY NRV J nrows ncols acc", {KY, nrv, J, nrows, ncols, acc});
+              u.few_c_stack(KY, nrv, J, nrows, ncols, a.data(), ars, acs, kys, b.data(), ldb, c.data(), ldc, acc, pf_step);
+              const std::string shape =
+                  at("few_c_stack KY NRV J nrows ncols acc pf_step", {KY, nrv, J, nrows, ncols, acc, pf_step});
               for (int64_t e = 0; e < int64_t(c.size()); ++e) {
                 const int64_t row = e / ldc, j = e % ldc;
                 if (row >= KY * J || j >= nr) {

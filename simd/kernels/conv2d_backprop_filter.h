@@ -325,8 +325,8 @@ size_t conv2d_backprop_filter_workspace(int threads, const ConvTuning& tuning, c
 template <class T, class Arch>
 void conv2d_backprop_filter(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x, const T* dy,
                             T* dw) {
-  if (conv2d_backprop_filter_few_c_applies<T, Arch>(tuning, p)) 
-    return conv2d_backprop_filter_few_c<T, Arch>(exec, p, tuning.filter_few_c_stack, x,
+  if (conv2d_backprop_filter_few_c_applies<T, Arch>(tuning, p))
+    return conv2d_backprop_filter_few_c<T, Arch>(exec, p, tuning.filter_few_c_stack, tuning.filter_few_c_prefetch, x,
                                                  dy, dw);
   with_gemm_tile<kTiles>(conv2d_backprop_filter_tile<T, Arch>(tuning, p), [&]<int MR, int NRV>() {
     conv2d_backprop_filter_tiled<T, Arch, MR, NRV>(exec, tuning, p, x, dy, dw);

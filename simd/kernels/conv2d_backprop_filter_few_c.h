@@ -13,6 +13,13 @@
 // x column b - pl), so every pixel reads the same way; x has Ci channels, so the copy is
 // small beside the fw*Ci*out_c FMAs per pixel and filter row. Padding contributes 0*dy.
 //
+// Prefetch (ConvTuning::filter_few_c_prefetch): a segment's dy rows are read once per pass (a
+// filter row, or a group of stacked rows, times the out_c vector passes), the first pass from
+// memory when dy is past the L2 (batch 32: 4 MB at 32x32x32). Where a segment takes several
+// passes and dy is 2 MiB or more, the passes after the first prefetch the next segment's dy
+// lines into L2, one line (or less) per pixel, so that the next first pass finds them there. One burst of prefetches
+// before each segment lost 7-25% instead (session 24).
+//
 // Determinism: the output rows (n, oy) are cut into chunks by the shape alone (never the
 // thread count); a chunk sums its pixels in order into its own partial dw (segment after
 // segment, each call adding onto the stored value); dw = the partials added in chunk order.
@@ -41,8 +48,19 @@ struct FewCStackTile {
   using B = typename V::type;
   static constexpr int64_t L = V::width;
 
-  GRADRT_SIMD_NOINLINE static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs,
-                                       int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+  // pf_step > 0: pixel k also prefetches the line at pf + k*pf_step into L2 (an address, never
+  // read: a hint for the driver's next segment). Two bodies, the loop chosen once per call: a
+  // prefetch test inside the loop (or the loop as a lambda over acc) kept acc out of registers.
+  static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs, int64_t kys, const T* b,
+                  int64_t ldb, T* c, int64_t ldc, bool accumulate, uintptr_t pf = 0, int64_t pf_step = 0) {
+    if (pf_step > 0) body<true>(nrows, ncols, a, ars, acs, kys, b, ldb, c, ldc, accumulate, pf, pf_step);
+    else body<false>(nrows, ncols, a, ars, acs, kys, b, ldb, c, ldc, accumulate, 0, 0);
+  }
+
+  template <bool PF>
+  GRADRT_SIMD_NOINLINE static void body(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs,
+                                        int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate,
+                                        uintptr_t pf, int64_t pf_step) {
     B acc[KY][J][NRV];
 #pragma GCC unroll 4
     for (int k = 0; k < KY; ++k)
@@ -75,6 +93,10 @@ struct FewCStackTile {
           }
 #pragma GCC unroll 4
         for (int k = 0; k < KY; ++k) ak[k] += acs;
+        if constexpr (PF) {
+          prefetch_line_l2<Arch>(pf);
+          pf += uintptr_t(pf_step);
+        }
       }
     }
 #pragma GCC unroll 4
@@ -93,8 +115,8 @@ struct FewCStackTile {
 template <class T, class Arch, int R, int NRV>
 struct FewCTile {
   static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs, const T* b, int64_t ldb, T* c,
-                  int64_t ldc, bool accumulate) {
-    FewCStackTile<T, Arch, 1, R, NRV>::run(nrows, ncols, a, ars, acs, 0, b, ldb, c, ldc, accumulate);
+                  int64_t ldc, bool accumulate, uintptr_t pf, int64_t pf_step) {
+    FewCStackTile<T, Arch, 1, R, NRV>::run(nrows, ncols, a, ars, acs, 0, b, ldb, c, ldc, accumulate, pf, pf_step);
   }
 };
 
@@ -126,9 +148,11 @@ void few_c_stack_tile(int64_t j, A... args) {
 // few_c_stack_tile by run-time (ky, nrv), for the micro-kernel tester (RowUkernels::few_c_stack).
 template <class T, class Arch>
 void few_c_stack_ukernel(int ky, int nrv, int64_t j, int64_t nrows, int64_t ncols, const T* a, int64_t ars,
-                         int64_t acs, int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+                         int64_t acs, int64_t kys, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate,
+                         int64_t pf_step) {
+  const uintptr_t pf = reinterpret_cast<uintptr_t>(b);
   auto with = [&]<int KY, int V>() {
-    few_c_stack_tile<T, Arch, KY, V>(j, nrows, ncols, a, ars, acs, kys, b, ldb, c, ldc, accumulate);
+    few_c_stack_tile<T, Arch, KY, V>(j, nrows, ncols, a, ars, acs, kys, b, ldb, c, ldc, accumulate, pf, pf_step);
   };
   if (ky == 2) nrv == 2 ? with.template operator()<2, 2>() : with.template operator()<2, 1>();
   else if (ky == 3) nrv == 2 ? with.template operator()<3, 2>() : with.template operator()<3, 1>();
@@ -141,10 +165,11 @@ constexpr int kFewCVecMax = kFewCVec < 2 ? kFewCVec : 2;
 // few_c_tile by run-time (nrv, r), for the micro-kernel tester (table.h RowUkernels::few_c).
 template <class T, class Arch>
 void few_c_ukernel(int nrv, int64_t r, int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs,
-                   const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+                   const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate, int64_t pf_step) {
+  const uintptr_t pf = reinterpret_cast<uintptr_t>(b);
   if constexpr (kFewCVecMax >= 2)
-    if (nrv == 2) return few_c_tile<T, Arch, 2>(r, nrows, ncols, a, ars, acs, b, ldb, c, ldc, accumulate);
-  if (nrv == 1) few_c_tile<T, Arch, 1>(r, nrows, ncols, a, ars, acs, b, ldb, c, ldc, accumulate);
+    if (nrv == 2) return few_c_tile<T, Arch, 2>(r, nrows, ncols, a, ars, acs, b, ldb, c, ldc, accumulate, pf, pf_step);
+  if (nrv == 1) few_c_tile<T, Arch, 1>(r, nrows, ncols, a, ars, acs, b, ldb, c, ldc, accumulate, pf, pf_step);
 }
 
 // The path's choice, from the shape (and the tuning's channel limit, 0: off): one group,
@@ -200,10 +225,11 @@ struct FewCRowTiles {
   }
 };
 
-// stack_rows: whole filter rows in one tile where they fit (ConvTuning::filter_few_c_stack).
+// stack_rows: whole filter rows in one tile where they fit (ConvTuning::filter_few_c_stack);
+// prefetch: the next segment's dy during a segment's later passes (ConvTuning::filter_few_c_prefetch).
 template <class T, class Arch>
-void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool stack_rows, const T* x, const T* dy,
-                                  T* dw) {
+void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool stack_rows, bool prefetch, const T* x,
+                                  const T* dy, T* dw) {
   constexpr int64_t L = Vec<T, Arch>::width;
   const int64_t nw = p.w_elements();
   if (nw == 0) return;
@@ -228,6 +254,11 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
   // Buffer column b is x column b - pl: x's columns fill [b_lo, b_hi), zeros around.
   const int64_t b_lo = imin(imax(pl, 0), f.wb), b_hi = imin(imax(in_w + pl, b_lo), f.wb);
   const int64_t rows = p.batch * p.out_h;
+  // Passes over a segment's dy rows: filter rows (or stacks of them) times out_c vector passes.
+  // The prefetch only where dy is 2 MiB or more (a fixed size, not the machine's): dy of L2 size
+  // stays there from call to call, and the prefetches only cost (1.02-1.03x the time at batch 1).
+  const int64_t passes = (stack > 1 ? (p.filter_h + stack - 1) / stack : p.filter_h * plan.tiles) * ((nv + nrv1 - 1) / nrv1);
+  prefetch = prefetch && rows * p.out_w * co * int64_t(sizeof(T)) >= (int64_t{2} << 20);
   par(exec, f.chunks, 1, [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* xb = mine.take<T>(f.seg_in_rows * rowlen);
@@ -253,6 +284,23 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
         }
         const T* dyr = dy + r * p.out_w * co;  // the segment's pixels, consecutive in dy
         const int64_t ars = sh * rowlen, acs = sw * ci;
+        // Pass i >= 1 prefetches its share of the next segment's lines (the next rows of dy, up
+        // to seg_rows of them: that segment may end sooner, or belong to another thread's chunk;
+        // a prefetch is only a hint), at a step of at most one line per pixel.
+        const int64_t next_rows = prefetch && passes > 1 ? imin(f.seg_rows, rows - (r + sr)) : 0;
+        const int64_t pf_lines = next_rows > 0 ? (next_rows * p.out_w * co * int64_t(sizeof(T)) + 63) / 64 : 0;
+        const uintptr_t pf0 = reinterpret_cast<uintptr_t>(dyr) + uintptr_t(sr * p.out_w * co) * sizeof(T);
+        int64_t pass = 0;
+        uintptr_t pf = 0;
+        int64_t pf_step = 0;
+        auto next_pass = [&] {  // pf, pf_step of pass number `pass` (the first: none)
+          const int64_t i = pass++ - 1;
+          pf_step = 0;
+          if (i < 0 || pf_lines == 0) return;
+          const int64_t lo = i * pf_lines / (passes - 1), hi = (i + 1) * pf_lines / (passes - 1);
+          pf = pf0 + uintptr_t(64 * lo);
+          if (hi > lo) pf_step = imin(64, (64 * (hi - lo) + sr * p.out_w - 1) / (sr * p.out_w));
+        };
         if (stack > 1) {  // whole filter rows stacked, KY at a time (one tile of m rows each)
           for (int64_t ky = 0; ky < p.filter_h;) {
             const int64_t ks = imin(stack, p.filter_h - ky);
@@ -262,10 +310,12 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
               const T* bt = dyr + v0 * L;
               T* ct = out + ky * m * co + v0 * L;
               const int64_t kys = p.dilation_h * rowlen;
+              next_pass();
               auto stacked = [&]<int NV>() {
-                if (ks == 1) few_c_tile<T, Arch, NV>(m, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first);
-                else if (ks == 2) few_c_stack_tile<T, Arch, 2, NV>(m, sr, p.out_w, at, ars, acs, kys, bt, co, ct, co, !first);
-                else few_c_stack_tile<T, Arch, 3, NV>(m, sr, p.out_w, at, ars, acs, kys, bt, co, ct, co, !first);
+                if (ks == 1) few_c_tile<T, Arch, NV>(m, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first, pf, pf_step);
+                else if (ks == 2)
+                  few_c_stack_tile<T, Arch, 2, NV>(m, sr, p.out_w, at, ars, acs, kys, bt, co, ct, co, !first, pf, pf_step);
+                else few_c_stack_tile<T, Arch, 3, NV>(m, sr, p.out_w, at, ars, acs, kys, bt, co, ct, co, !first, pf, pf_step);
               };
               if (v == 2) stacked.template operator()<2>();
               else stacked.template operator()<1>();
@@ -282,12 +332,13 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
                 const T* at = xb + ky * p.dilation_h * rowlen + r0;
                 const T* bt = dyr + v0 * L;
                 T* ct = out + (ky * m + r0) * co + v0 * L;
+                next_pass();
                 if constexpr (kFewCVecMax >= 2)
                   if (v == 2) {
-                    few_c_tile<T, Arch, 2>(rt, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first);
+                    few_c_tile<T, Arch, 2>(rt, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first, pf, pf_step);
                     continue;
                   }
-                few_c_tile<T, Arch, 1>(rt, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first);
+                few_c_tile<T, Arch, 1>(rt, sr, p.out_w, at, ars, acs, bt, co, ct, co, !first, pf, pf_step);
               }
               r0 += rt;
             }

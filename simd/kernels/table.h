@@ -105,13 +105,15 @@ struct RowUkernels {
   // The few-input-channel filter gradient's single-row tile (FewCTile in
   // kernels/conv2d_backprop_filter_few_c.h): NRV = 1, 2 vectors, R rows of A, as the driver calls
   // it; few_c_rows[NRV]: the largest R instantiated (0: none).
+  // pf_step > 0: with the prefetch body, lines from b at pf_step bytes a pixel.
   void (*few_c)(int nrv, int64_t r, int64_t nrows, int64_t ncols, const float* a, int64_t ars, int64_t acs,
-                const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) = nullptr;
+                const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, int64_t pf_step) = nullptr;
   int few_c_rows[3] = {};
   // Its stacked tile (FewCStackTile): KY = 2, 3 filter rows of J values, NRV = 1, 2 vectors;
   // few_c_stack_rows[KY][NRV]: the largest J instantiated.
   void (*few_c_stack)(int ky, int nrv, int64_t j, int64_t nrows, int64_t ncols, const float* a, int64_t ars,
-                      int64_t acs, int64_t kys, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) = nullptr;
+                      int64_t acs, int64_t kys, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate,
+                      int64_t pf_step) = nullptr;
   int few_c_stack_rows[4][3] = {};
   // The depthwise filter gradient and the NT batch-norm dx pass, float and double.
   TypedRowUkernels<float> f32;

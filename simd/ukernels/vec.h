@@ -96,6 +96,17 @@ inline void prefetch_lines(const void* p, int64_t bytes) {
 #endif
 }
 
+// Software prefetch of the line at address p into L2 (prefetcht1 on x86), not L1: for data a later
+// pass reads (an address, never dereferenced: it may lie past the end of a buffer).
+template <class Arch>
+inline void prefetch_line_l2(uintptr_t p) {
+#if defined(__GNUC__) && !defined(__wasm__)
+  __builtin_prefetch(reinterpret_cast<const void*>(p), 0, 2);
+#else
+  (void)p;
+#endif
+}
+
 constexpr int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 constexpr int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
