@@ -165,6 +165,8 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   // Padding pixels point here; read at offsets f0 + i < fic + MR.
   const T* zero = scratch.take_zeros<T>(fic + MR + 1);
   ThreadParts parts(scratch, conv2d_backprop_filter_scratch<T>(fic, np, MR, NR, KC, 0).per_thread, exec.threads);
+  const bool prefetch =
+      tuning.filter_affine_prefetch && npix * (p.in_c + p.out_c) * int64_t(sizeof(T)) >= (int64_t{4} << 20);
   par(exec, items, balance_grain(exec, items, 1), [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* bpack = mine.take<T>(KC * NR * np);
@@ -206,6 +208,23 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
               ox = 0;
               if (++oy == out_h) oy = 0, ++n;
             }
+          }
+        }
+        // Affine, where x + dy are past the L2 (4 MiB or more; ConvTuning::filter_affine_prefetch):
+        // the chunk's items after the first (which reads x and dy from memory) prefetch the next
+        // chunk's x and dy lines into L2 (contiguous ranges), each tile call its share, at most
+        // one line of each per pixel. The next chunk: this slice's, else the next slice's when
+        // this thread's items cover it. Hints only: the same bits.
+        int64_t pf_calls = 0, pf_call = 0, xl = 0, dl = 0;
+        uintptr_t px0 = 0, pd0 = 0;
+        if (affine && prefetch && i1 - i0 > 1) {
+          int64_t kn = k0 + kc, kcn = imin(KC, ke - kn);
+          if (kn >= ke && s + 1 < slices && (s + 1) * slice_items < c1)
+            kcn = imin(KC, (s + 2) * npix / slices - kn);
+          if (kn < npix && kcn > 0) {
+            px0 = reinterpret_cast<uintptr_t>(x + kn * in_c), pd0 = reinterpret_cast<uintptr_t>(dy + kn * p.out_c);
+            xl = (kcn * in_c * int64_t(sizeof(T)) + 63) / 64, dl = (kcn * p.out_c * int64_t(sizeof(T)) + 63) / 64;
+            pf_calls = (i1 - i0 - 1) * npb;
           }
         }
         int64_t packed = -1, offs_for = -1;
@@ -270,9 +289,20 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
             const bool direct = in_place && nr == NR;
             const int64_t ldb = direct ? p.out_c : NR;
             const T* bj = direct ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
+            int64_t sa = 0, sb = 0;
+            uintptr_t pa = 0, pb = 0;
+            if (pf_calls > 0 && item > i0 && pf_call < pf_calls) {  // this call's share of the lines
+              const int64_t i = pf_call++;
+              const int64_t xa0 = i * xl / pf_calls, xa1 = (i + 1) * xl / pf_calls;
+              const int64_t da0 = i * dl / pf_calls, da1 = (i + 1) * dl / pf_calls;
+              pa = px0 + uintptr_t(64 * xa0), pb = pd0 + uintptr_t(64 * da0);
+              sa = imin(64, (64 * (xa1 - xa0) + kc - 1) / kc), sb = imin(64, (64 * (da1 - da0) + kc - 1) / kc);
+            }
             auto tile = [&]<int R>() {
               using GR = Gemm<T, Arch, R, NRV>;
-              if (affine) GR::cols_strided(kc, xa, lda, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
+              if (affine && (sa > 0 || sb > 0))
+                GR::cols_strided_pf(kc, xa, lda, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, pa, sa, pb, sb);
+              else if (affine) GR::cols_strided(kc, xa, lda, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
               else GR::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
             };
             if (kind == 0) tile.template operator()<MR_>();

@@ -114,10 +114,19 @@ struct Gemm {
     cols_of(kc, [a, lda](int64_t k) { return a + k * lda; }, b, ldb, c, ldc, mr, nr, accumulate);
   }
 
+  // cols_strided, and step k also prefetches into L2 the lines at pa + k*sa and pb + k*sb
+  // (addresses, never read: the driver's next K chunk of x and dy). The same bits.
+  GRADRT_SIMD_NOINLINE static void cols_strided_pf(int64_t kc, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+                                                   int64_t ldc, int64_t mr, int64_t nr, bool accumulate, uintptr_t pa,
+                                                   int64_t sa, uintptr_t pb, int64_t sb) {
+    cols_of<true>(kc, [a, lda](int64_t k) { return a + k * lda; }, b, ldb, c, ldc, mr, nr, accumulate, pa, sa, pb, sb);
+  }
+
  private:
-  template <class Row>
+  template <bool PF = false, class Row>
   GRADRT_SIMD_INLINE static void cols_of(int64_t kc, Row row, const T* b, int64_t ldb, T* c, int64_t ldc, int64_t mr,
-                                         int64_t nr, bool accumulate) {
+                                         int64_t nr, bool accumulate, uintptr_t pa = 0, int64_t sa = 0,
+                                         uintptr_t pb = 0, int64_t sb = 0) {
     B acc[MR][NRV];
     alignas(64) T tmp[NR];
     bool full = nr == NR && mr == MR;
@@ -150,6 +159,11 @@ struct Gemm {
         B av = V::set1(ak[i]);
 #pragma GCC unroll 4
         for (int j = 0; j < NRV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+      }
+      if constexpr (PF) {
+        prefetch_line_l2<Arch>(pa);
+        prefetch_line_l2<Arch>(pb);
+        pa += uintptr_t(sa), pb += uintptr_t(sb);
       }
     }
     if (full) {
