@@ -155,10 +155,10 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // the time at batch 8, 1 and 2 threads (cli_ab, session 11); forced on at batch 1 it took
     // 1.37-1.48x.
     t.depthwise_filter_prefetch = false;
-    // The few-c filter gradient's later passes prefetching the next segment's dy into L2: at batch
-    // 32 (dy 4-32 MB) 0.86-0.94x the time at 1 thread and 0.92-0.97x at 2 on the 3x3 and 7x7
-    // ->32/64 rows; batch 8 and the one-pass 3x3x3->16 rows unchanged (model-0xa7 VM, session 26,
-    // cli_ab --small-c).
+    // The few-c filter gradient prefetching the next segment's x rows (first pass) and dy (later
+    // passes) into L2, dy >= 2 MiB: at batch 32 0.84-0.97x the time at 1 thread and 0.89-0.96x at
+    // 2 on the 3x3 and 7x7 rows (the one-pass 3x3x3->16: 0.92x / 1.00x); batch 1 and 8 do not
+    // prefetch (model-0xa7 VM, session 26, cli_ab --small-c).
     t.filter_few_c_prefetch = true;
     // The 1x1 filter gradient's later tiles of a K chunk prefetching the next chunk's x and dy
     // into L2 (x + dy >= 4 MiB): Keras 1x1 16x16x64->64 batch 32 0.84x the time at 1 thread, 0.95x

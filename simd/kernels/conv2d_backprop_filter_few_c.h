@@ -17,7 +17,9 @@
 // filter row, or a group of stacked rows, times the out_c vector passes), the first pass from
 // memory when dy is past the L2 (batch 32: 4 MB at 32x32x32). Where a segment takes several
 // passes and dy is 2 MiB or more, the passes after the first prefetch the next segment's dy
-// lines into L2, one line (or less) per pixel, so that the next first pass finds them there. One burst of prefetches
+// lines into L2, one line (or less) per pixel, so that the next first pass finds them there;
+// the first pass prefetches the x rows the next segment copies (their copy was 22% of the
+// one-pass 3x3 64x64x3->16 s2 row at batch 32, perf: a copy waiting on memory). One burst of prefetches
 // before each segment lost 7-25% instead (session 24).
 //
 // Determinism: the output rows (n, oy) are cut into chunks by the shape alone (never the
@@ -284,22 +286,32 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
         }
         const T* dyr = dy + r * p.out_w * co;  // the segment's pixels, consecutive in dy
         const int64_t ars = sh * rowlen, acs = sw * ci;
-        // Pass i >= 1 prefetches its share of the next segment's lines (the next rows of dy, up
-        // to seg_rows of them: that segment may end sooner, or belong to another thread's chunk;
-        // a prefetch is only a hint), at a step of at most one line per pixel.
-        const int64_t next_rows = prefetch && passes > 1 ? imin(f.seg_rows, rows - (r + sr)) : 0;
-        const int64_t pf_lines = next_rows > 0 ? (next_rows * p.out_w * co * int64_t(sizeof(T)) + 63) / 64 : 0;
-        const uintptr_t pf0 = reinterpret_cast<uintptr_t>(dyr) + uintptr_t(sr * p.out_w * co) * sizeof(T);
+        // The next segment (up to seg_rows output rows from r + sr: it may end sooner, or belong
+        // to another thread's chunk; a prefetch is only a hint): pass 0 prefetches the x rows
+        // it copies, passes i >= 1 a share of its dy lines, at most one line per pixel each.
+        const int64_t rn = r + sr, next_rows = prefetch ? imin(f.seg_rows, rows - rn) : 0;
+        uintptr_t xn = 0, dn = reinterpret_cast<uintptr_t>(dyr) + uintptr_t(sr * p.out_w * co) * sizeof(T);
+        int64_t x_lines = 0, dy_lines = 0;
+        if (next_rows > 0) {
+          const int64_t nn = rn / p.out_h, y0 = (rn % p.out_h) * sh - pt;
+          const int64_t ya = imax(0, y0), yb = imin(in_h, y0 + (next_rows - 1) * sh + (p.filter_h - 1) * p.dilation_h + 1);
+          xn = reinterpret_cast<uintptr_t>(x + (nn * in_h + ya) * in_w * ci) & ~uintptr_t(63);
+          x_lines = yb > ya ? ((yb - ya) * in_w * ci * int64_t(sizeof(T)) + 127) / 64 : 0;
+          dy_lines = passes > 1 ? (next_rows * p.out_w * co * int64_t(sizeof(T)) + 63) / 64 : 0;
+        }
+        const int64_t px = sr * p.out_w;  // pixels per pass
         int64_t pass = 0;
         uintptr_t pf = 0;
         int64_t pf_step = 0;
-        auto next_pass = [&] {  // pf, pf_step of pass number `pass` (the first: none)
+        auto next_pass = [&] {  // pf, pf_step of pass number `pass`
           const int64_t i = pass++ - 1;
-          pf_step = 0;
-          if (i < 0 || pf_lines == 0) return;
-          const int64_t lo = i * pf_lines / (passes - 1), hi = (i + 1) * pf_lines / (passes - 1);
-          pf = pf0 + uintptr_t(64 * lo);
-          if (hi > lo) pf_step = imin(64, (64 * (hi - lo) + sr * p.out_w - 1) / (sr * p.out_w));
+          int64_t lo = 0, hi = x_lines;
+          pf = xn;
+          if (i >= 0) {
+            lo = i * dy_lines / (passes - 1), hi = (i + 1) * dy_lines / (passes - 1);
+            pf = dn + uintptr_t(64 * lo);
+          }
+          pf_step = hi > lo ? imin(64, (64 * (hi - lo) + px - 1) / px) : 0;
         };
         if (stack > 1) {  // whole filter rows stacked, KY at a time (one tile of m rows each)
           for (int64_t ky = 0; ky < p.filter_h;) {
