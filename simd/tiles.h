@@ -52,9 +52,9 @@ struct ConvTuning {
   // And there, where a segment of output rows takes several passes over its dy rows, the later
   // passes prefetch the next segment's dy into L2 (a hint: same bits). Off: few_c_pf=0.
   bool filter_few_c_prefetch = false;
-  // Conv2DBackpropFilter 1x1 stride 1 (x read at a constant stride), x + dy of 4 MiB or more: a
-  // K chunk's later tiles prefetch the next chunk's x and dy into L2 (same bits). Off: affine_pf=0.
-  bool filter_affine_prefetch = false;
+  // Conv2DBackpropFilter (per-tap GEMM path), x + dy of 4 MiB or more: a K chunk's later tiles
+  // prefetch the next chunk's x rows and dy into L2 (same bits). Off: chunk_pf=0.
+  bool filter_chunk_prefetch = false;
   // Conv2DBackpropInput: an interior tile prefetches the next tile's dy lines under every
   // tap row (Zen 5: 1-7% faster; Emerald Rapids: 2-3% slower).
   bool input_prefetch_dy = true;

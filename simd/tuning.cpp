@@ -160,11 +160,11 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // 2 on the 3x3 and 7x7 rows (the one-pass 3x3x3->16: 0.92x / 1.00x); batch 1 and 8 do not
     // prefetch (model-0xa7 VM, session 26, cli_ab --small-c).
     t.filter_few_c_prefetch = true;
-    // The 1x1 filter gradient's later tiles of a K chunk prefetching the next chunk's x and dy
-    // into L2 (x + dy >= 4 MiB): Keras 1x1 16x16x64->64 batch 32 0.84x the time at 1 thread, 0.95x
-    // at 2; 28x28x256->512 batch 8 0.96x / 0.98x; 32x32x32->32 batch 32 1.00-1.01x; smaller rows
-    // do not prefetch (model-0xa7 VM, session 26, cli_ab 3 rounds).
-    t.filter_affine_prefetch = true;
+    // The filter gradient's later tiles of a K chunk prefetching the next chunk's x and dy into L2
+    // (x + dy >= 4 MiB, at most 1 MiB ahead): Keras 1x1 16x16x64->64 batch 32 0.84x the time at 1
+    // thread, 0.95x at 2; 1x1 28x28x256->512 batch 8 0.96x / 0.98x; 3x3 56x56x64->64 s1 batch 8
+    // 0.95x / 0.97x; the rest 0.98-1.01x (model-0xa7 VM, session 26, cli_ab 3 rounds).
+    t.filter_chunk_prefetch = true;
     // FusedBatchNormGrad's dx pass last chunk first up to 16 MiB of dy + x: 0.95x the time at
     // batch 1 (56x56x256, 6.4 MB), 1 thread (2 threads: 0.97x); at batch 8 (51 MB) 1.02-1.05x,
     // so not there (cli_ab, session 12).
@@ -248,10 +248,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
       t.filter_few_c_prefetch = val == "1";
-    } else if (key == "affine_pf") {  // 1x1 filter gradient: later tiles prefetch the next K chunk
+    } else if (key == "chunk_pf") {  // filter gradient: a K chunk's later tiles prefetch the next one
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
-      t.filter_affine_prefetch = val == "1";
+      t.filter_chunk_prefetch = val == "1";
     } else if (key == "input_stream") {  // the 1x1 streaming input gradient up to this many dx channels (0: off)
       long long a = -1;
       char tail = 0;
@@ -320,7 +320,7 @@ std::string describe(const ConvTuning& t) {
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
-                static_cast<long long>(t.filter_k_wide), t.filter_affine_prefetch ? " (1x1: next chunk prefetched)" : "",
+                static_cast<long long>(t.filter_k_wide), t.filter_chunk_prefetch ? " (next chunk prefetched)" : "",
                 static_cast<long long>(t.filter_split_pixels),
                 static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.filter_oc_blocks ? "on" : "off",
                 t.input_prefetch_dy ? "on" : "off",

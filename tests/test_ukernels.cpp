@@ -346,20 +346,22 @@ TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at e
       }
     }
   }
-  // The 1x1 path's prefetch of the next K chunk (ConvTuning::filter_affine_prefetch) runs where
-  // x + dy are 4 MiB or more: 32->32 at 16 x 32x32 (K slices: the next slice's chunk) and
-  // 64->96 at 8 x 32x32 (several panels); with it and without, the same bits.
+  // The prefetch of the next K chunk (ConvTuning::filter_chunk_prefetch) runs where x + dy are
+  // 4 MiB or more: 1x1 32->32 at 16 x 32x32 (K slices: the next slice's chunk), 1x1 64->96 at
+  // 8 x 32x32 (several panels), 3x3 s2 24->40 at 8 x 72x72 (x rows under the chunk's output rows,
+  // across images); with it and without, the same bits.
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
     for (const gradrt::ConvParams& p : {test::same_conv_params(16, 32, 32, 32, 32, 1, 1),
-                                        test::same_conv_params(8, 32, 32, 64, 96, 1, 1)}) {
+                                        test::same_conv_params(8, 32, 32, 64, 96, 1, 1),
+                                        test::same_conv_params(8, 72, 72, 24, 40, 3, 2)}) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(test::describe(p));
       const auto [x, dy, w] = filter_operands(p, rng);
       std::vector<float> out[2];
       for (int mode = 0; mode < 2; ++mode) {
         simd::ConvTuning t = saved;
-        t.filter_affine_prefetch = mode == 1;
+        t.filter_chunk_prefetch = mode == 1;
         std::vector<test::Variant> here = cpu_variants_with(isa, t);
         REQUIRE(!here.empty());
         REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
@@ -458,7 +460,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, "filter_pf=16", &s));    // removed (session 16)
   check_flag("filter_stack", &simd::ConvTuning::filter_few_c_stack, "-1");
   check_flag("few_c_pf", &simd::ConvTuning::filter_few_c_prefetch, "2");
-  check_flag("affine_pf", &simd::ConvTuning::filter_affine_prefetch, "on");
+  check_flag("chunk_pf", &simd::ConvTuning::filter_chunk_prefetch, "on");
   check_flag("filter_oc", &simd::ConvTuning::filter_oc_blocks, "yes");
   CHECK(simd::apply_tiles_override(Isa::avx512, "bn_rev=16/64", &s));
   CHECK((s.bn_grad_dx_reverse_bytes == 16 << 10 && s.bn_grad_dx_reverse_bytes_mt == 64 << 10));

@@ -114,8 +114,14 @@ struct Gemm {
     cols_of(kc, [a, lda](int64_t k) { return a + k * lda; }, b, ldb, c, ldc, mr, nr, accumulate);
   }
 
-  // cols_strided, and step k also prefetches into L2 the lines at pa + k*sa and pb + k*sb
+  // cols and cols_strided, and step k also prefetches into L2 the lines at pa + k*sa and pb + k*sb
   // (addresses, never read: the driver's next K chunk of x and dy). The same bits.
+  GRADRT_SIMD_NOINLINE static void cols_pf(int64_t kc, const T* const* a, int64_t a_off, const T* b, int64_t ldb, T* c,
+                                           int64_t ldc, int64_t mr, int64_t nr, bool accumulate, uintptr_t pa,
+                                           int64_t sa, uintptr_t pb, int64_t sb) {
+    cols_of<true>(kc, [a, a_off](int64_t k) { return a[k] + a_off; }, b, ldb, c, ldc, mr, nr, accumulate, pa, sa, pb,
+                  sb);
+  }
   GRADRT_SIMD_NOINLINE static void cols_strided_pf(int64_t kc, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
                                                    int64_t ldc, int64_t mr, int64_t nr, bool accumulate, uintptr_t pa,
                                                    int64_t sa, uintptr_t pb, int64_t sb) {
