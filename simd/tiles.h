@@ -49,8 +49,8 @@ struct ConvTuning {
   // Also there: up to 3 whole filter rows in one tile where they fit the registers
   // (FewCStackTile, e.g. 3x3x3 -> 16: 27 accumulators; same bits). Off: filter_stack=0.
   bool filter_few_c_stack = true;
-  // And there, where a segment of output rows takes several passes over its dy rows, the later
-  // passes prefetch the next segment's dy into L2 (a hint: same bits). Off: few_c_pf=0.
+  // And there, dy of 2 MiB or more: a segment's passes prefetch the next segment's x rows and dy
+  // into L2 (a hint: same bits). Off: few_c_pf=0.
   bool filter_few_c_prefetch = false;
   // Conv2DBackpropFilter (per-tap GEMM path), x + dy of 4 MiB or more: a K chunk's later tiles
   // prefetch the next chunk's x rows and dy into L2 (same bits). Off: chunk_pf=0.

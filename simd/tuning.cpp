@@ -244,7 +244,7 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
       t.filter_few_c_stack = val == "1";
-    } else if (key == "few_c_pf") {  // few-c path: later passes prefetch the next segment's dy
+    } else if (key == "few_c_pf") {  // few-c path: a segment's passes prefetch the next segment
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
       t.filter_few_c_prefetch = val == "1";
@@ -325,7 +325,7 @@ std::string describe(const ConvTuning& t) {
                 static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.filter_oc_blocks ? "on" : "off",
                 t.input_prefetch_dy ? "on" : "off",
                 static_cast<long long>(t.filter_few_c_max),
-                t.filter_few_c_stack ? " (rows stacked)" : "", t.filter_few_c_prefetch ? " (dy prefetch)" : "",
+                t.filter_few_c_stack ? " (rows stacked)" : "", t.filter_few_c_prefetch ? " (next segment prefetched)" : "",
                 t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
                 static_cast<long long>(t.bn_reverse_bytes(2) >> 10),

@@ -89,10 +89,11 @@ void test_rows(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng) {
 }
 
 // cols(): c[i*ldc + j] (+)= sum_k a[k][a_off + i] * b[k*ldb + j] for i < mr, j < nr; with
-// `strided`, cols_strided() on the same rows laid out a[k] = a + k*lda.
-void test_cols(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng, bool strided) {
+// `strided`, cols_strided() on the same rows laid out a[k] = a + k*lda; with `pf`, their
+// prefetching bodies (cols_pf, cols_strided_pf: prefetches over b and c, the same values).
+void test_cols(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng, bool strided, bool pf) {
   const int64_t MR = u.tile.rows, NR = int64_t(u.tile.vectors) * u.lanes;
-  const std::string who = name(isa, u) + (strided ? " cols_strided" : " cols");
+  const std::string who = name(isa, u) + (strided ? " cols_strided" : " cols") + (pf ? "_pf" : "");
   for (int64_t kc : {0, 1, 9, 40})
     for (int64_t mr : {int64_t(1), MR / 2 + 1, MR})
       for (int64_t nr : {int64_t(1), NR - 1, NR})
@@ -116,7 +117,11 @@ void test_cols(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng, boo
           std::vector<float> flat(size_t((kc + 1) * lda));
           for (int64_t k = 0; k < kc; ++k)
             std::copy(arows[size_t(k)].begin(), arows[size_t(k)].end(), flat.begin() + k * lda);
-          if (strided) u.cols_strided(kc, flat.data() + a_off, lda, b.data(), ldb, c.data(), ldc, mr, nr, accumulate);
+          const uintptr_t pa = reinterpret_cast<uintptr_t>(b.data()), pb = reinterpret_cast<uintptr_t>(c.data());
+          if (strided && pf)
+            u.cols_strided_pf(kc, flat.data() + a_off, lda, b.data(), ldb, c.data(), ldc, mr, nr, accumulate, pa, 64, pb, 4);
+          else if (strided) u.cols_strided(kc, flat.data() + a_off, lda, b.data(), ldb, c.data(), ldc, mr, nr, accumulate);
+          else if (pf) u.cols_pf(kc, a.data(), a_off, b.data(), ldb, c.data(), ldc, mr, nr, accumulate, pa, 64, pb, 4);
           else u.cols(kc, a.data(), a_off, b.data(), ldb, c.data(), ldc, mr, nr, accumulate);
           const std::string at = who + " kc=" + std::to_string(kc) + " mr=" + std::to_string(mr) +
                                  " nr=" + std::to_string(nr) + " accumulate=" + std::to_string(accumulate);
@@ -158,9 +163,13 @@ TEST_CASE("cpu: GEMM micro-kernels of every ISA unit and tile against a scalar l
       REQUIRE(bool(u.rows));
       REQUIRE(bool(u.cols));
       REQUIRE(bool(u.cols_strided));
+      REQUIRE(bool(u.cols_pf));
+      REQUIRE(bool(u.cols_strided_pf));
       test_rows(isa, u, rng);
-      test_cols(isa, u, rng, false);
-      test_cols(isa, u, rng, true);
+      for (bool pf : {false, true}) {
+        test_cols(isa, u, rng, false, pf);
+        test_cols(isa, u, rng, true, pf);
+      }
       ++tested;
     }
   }
@@ -249,46 +258,43 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
     // max_c 0: the per-tap GEMM, the same shapes; stack: whole filter rows stacked in a tile;
-    // else a row per tile; pf: later passes prefetch the next segment's dy.
+    // else a row per tile.
     struct Mode {
       int64_t max_c;
-      bool stack, pf;
+      bool stack;
     };
-    for (Mode md : {Mode{4, true, false}, Mode{4, false, false}, Mode{4, true, true}, Mode{4, false, true},
-                    Mode{0, true, false}}) {
+    for (Mode md : {Mode{4, true}, Mode{4, false}, Mode{0, true}}) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(md.max_c);
       CAPTURE(md.stack);
-      CAPTURE(md.pf);
       simd::ConvTuning tu = saved;
       tu.filter_few_c_max = md.max_c;
       tu.filter_few_c_stack = md.stack;
-      tu.filter_few_c_prefetch = md.pf;
       std::vector<test::Variant> here = cpu_variants_with(isa, tu);
       for (const gradrt::ConvParams& p : shapes) {
         test::conv_case<float>(here, test::ConvKernel::bwd_filter, p, rng);
         test::conv_case<double>(here, test::ConvKernel::bwd_filter, p, rng);
       }
     }
-    // Stacked or a row per tile, with the prefetch or without, each dw value is the same chain of
-    // FMAs in pixel order: the same bits.
+    // Stacked or a row per tile, each dw value is the same chain of FMAs in pixel order: the
+    // same bits.
     for (const gradrt::ConvParams& p : shapes) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(test::describe(p));
       const auto [x, dy, w] = filter_operands(p, rng);
-      std::vector<float> out[4];
-      for (int mode = 0; mode < 4; ++mode) {
+      std::vector<float> out[2];
+      for (int mode = 0; mode < 2; ++mode) {
         simd::ConvTuning tu = saved;
-        tu.filter_few_c_stack = (mode & 1) != 0;
-        tu.filter_few_c_prefetch = (mode & 2) != 0;
+        tu.filter_few_c_stack = mode == 1;
         std::vector<test::Variant> here = cpu_variants_with(isa, tu);
         REQUIRE(!here.empty());
         REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
       }
-      for (int mode = 1; mode < 4; ++mode) CHECK(test::same_bits(out[0], out[mode]));
+      CHECK(test::same_bits(out[0], out[1]));
     }
-    // The prefetch runs only where dy is 2 MiB or more: 16 images of 32x32 -> 32 (float: 2 MiB;
-    // 3 passes of 6 rows per segment, segments across images and chunks), with it and without.
+    // The prefetch of the next segment (ConvTuning::filter_few_c_prefetch) runs only where dy is
+    // 2 MiB or more: 16 images of 32x32 -> 32 (float: 2 MiB; 3 passes of 6 rows per segment, segments
+    // across images and chunks), with it and without (the tile's prefetch body itself: the row tester).
     {
       const gradrt::ConvParams p = shape(16, 32, 32, 3, 32, 3, 1);
       CAPTURE(simd::isa_name(isa));

@@ -19,8 +19,8 @@
 // passes and dy is 2 MiB or more, the passes after the first prefetch the next segment's dy
 // lines into L2, one line (or less) per pixel, so that the next first pass finds them there;
 // the first pass prefetches the x rows the next segment copies (their copy was 22% of the
-// one-pass 3x3 64x64x3->16 s2 row at batch 32, perf: a copy waiting on memory). One burst of prefetches
-// before each segment lost 7-25% instead (session 24).
+// one-pass 3x3 64x64x3->16 s2 row at batch 32, perf: a copy waiting on memory). One burst of
+// prefetches before each segment lost 7-25% instead (session 24).
 //
 // Determinism: the output rows (n, oy) are cut into chunks by the shape alone (never the
 // thread count); a chunk sums its pixels in order into its own partial dw (segment after
@@ -228,7 +228,7 @@ struct FewCRowTiles {
 };
 
 // stack_rows: whole filter rows in one tile where they fit (ConvTuning::filter_few_c_stack);
-// prefetch: the next segment's dy during a segment's later passes (ConvTuning::filter_few_c_prefetch).
+// prefetch: the next segment's x rows and dy during a segment's passes (ConvTuning::filter_few_c_prefetch).
 template <class T, class Arch>
 void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool stack_rows, bool prefetch, const T* x,
                                   const T* dy, T* dw) {

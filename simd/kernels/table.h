@@ -33,6 +33,12 @@ struct GemmUkernel {
                int64_t mr, int64_t nr, bool accumulate) = nullptr;
   void (*cols_strided)(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
                        int64_t mr, int64_t nr, bool accumulate) = nullptr;
+  // The same with the next K chunk's prefetch (lines at pa + k*sa, pb + k*sb; gemm.h).
+  void (*cols_pf)(int64_t kc, const float* const* a, int64_t a_off, const float* b, int64_t ldb, float* c, int64_t ldc,
+                  int64_t mr, int64_t nr, bool accumulate, uintptr_t pa, int64_t sa, uintptr_t pb, int64_t sb) = nullptr;
+  void (*cols_strided_pf)(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+                          int64_t mr, int64_t nr, bool accumulate, uintptr_t pa, int64_t sa, uintptr_t pb,
+                          int64_t sb) = nullptr;
 };
 
 // The depthwise filter gradient's micro-kernels (ukernels/depthwise_filter.h) and FusedBatchNormGrad's
