@@ -151,6 +151,21 @@ FilterOperands filter_operands(const gradrt::ConvParams& p, std::mt19937& rng) {
           std::vector<float>(size_t(p.w_elements()))};
 }
 
+// The filter gradient of p (random operands, 2 threads) at `isa` under tunings a and b: the same bits.
+void check_same_filter_bits(simd::Isa isa, const simd::ConvTuning& a, const simd::ConvTuning& b,
+                            const gradrt::ConvParams& p, std::mt19937& rng) {
+  CAPTURE(simd::isa_name(isa));
+  CAPTURE(test::describe(p));
+  const auto [x, dy, w] = filter_operands(p, rng);
+  std::vector<float> out[2];
+  for (int mode = 0; mode < 2; ++mode) {
+    std::vector<test::Variant> here = cpu_variants_with(isa, mode == 0 ? a : b);
+    REQUIRE(!here.empty());
+    REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
+  }
+  CHECK(test::same_bits(out[0], out[1]));
+}
+
 }  // namespace
 
 TEST_CASE("cpu: GEMM micro-kernels of every ISA unit and tile against a scalar loop") {
@@ -278,37 +293,15 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
     }
     // Stacked or a row per tile, each dw value is the same chain of FMAs in pixel order: the
     // same bits.
-    for (const gradrt::ConvParams& p : shapes) {
-      CAPTURE(simd::isa_name(isa));
-      CAPTURE(test::describe(p));
-      const auto [x, dy, w] = filter_operands(p, rng);
-      std::vector<float> out[2];
-      for (int mode = 0; mode < 2; ++mode) {
-        simd::ConvTuning tu = saved;
-        tu.filter_few_c_stack = mode == 1;
-        std::vector<test::Variant> here = cpu_variants_with(isa, tu);
-        REQUIRE(!here.empty());
-        REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
-      }
-      CHECK(test::same_bits(out[0], out[1]));
-    }
+    simd::ConvTuning unstacked = saved, stacked = saved;
+    unstacked.filter_few_c_stack = false, stacked.filter_few_c_stack = true;
+    for (const gradrt::ConvParams& p : shapes) check_same_filter_bits(isa, unstacked, stacked, p, rng);
     // The prefetch of the next segment (ConvTuning::filter_few_c_prefetch) runs only where dy is
     // 2 MiB or more: 16 images of 32x32 -> 32 (float: 2 MiB; 3 passes of 6 rows per segment, segments
     // across images and chunks), with it and without (the tile's prefetch body itself: the row tester).
-    {
-      const gradrt::ConvParams p = shape(16, 32, 32, 3, 32, 3, 1);
-      CAPTURE(simd::isa_name(isa));
-      const auto [x, dy, w] = filter_operands(p, rng);
-      std::vector<float> out[2];
-      for (int mode = 0; mode < 2; ++mode) {
-        simd::ConvTuning tu = saved;
-        tu.filter_few_c_prefetch = mode == 1;
-        std::vector<test::Variant> here = cpu_variants_with(isa, tu);
-        REQUIRE(!here.empty());
-        REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
-      }
-      CHECK(test::same_bits(out[0], out[1]));
-    }
+    simd::ConvTuning no_pf = saved, pf = saved;
+    no_pf.filter_few_c_prefetch = false, pf.filter_few_c_prefetch = true;
+    check_same_filter_bits(isa, no_pf, pf, shape(16, 32, 32, 3, 32, 3, 1), rng);
   }
 }
 
@@ -358,22 +351,12 @@ TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at e
   // across images); with it and without, the same bits.
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
+    simd::ConvTuning no_pf = saved, pf = saved;
+    no_pf.filter_chunk_prefetch = false, pf.filter_chunk_prefetch = true;
     for (const gradrt::ConvParams& p : {test::same_conv_params(16, 32, 32, 32, 32, 1, 1),
                                         test::same_conv_params(8, 32, 32, 64, 96, 1, 1),
-                                        test::same_conv_params(8, 72, 72, 24, 40, 3, 2)}) {
-      CAPTURE(simd::isa_name(isa));
-      CAPTURE(test::describe(p));
-      const auto [x, dy, w] = filter_operands(p, rng);
-      std::vector<float> out[2];
-      for (int mode = 0; mode < 2; ++mode) {
-        simd::ConvTuning t = saved;
-        t.filter_chunk_prefetch = mode == 1;
-        std::vector<test::Variant> here = cpu_variants_with(isa, t);
-        REQUIRE(!here.empty());
-        REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
-      }
-      CHECK(test::same_bits(out[0], out[1]));
-    }
+                                        test::same_conv_params(8, 72, 72, 24, 40, 3, 2)})
+      check_same_filter_bits(isa, no_pf, pf, p, rng);
   }
   // The cap on the partials' bytes: 1 KiB holds one float dw of 256 values, not two. The cap
   // on dw tiles: a 3x3 filter is 9 tiles or more at any unit.
