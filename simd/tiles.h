@@ -49,12 +49,18 @@ struct ConvTuning {
   // Also there: up to 3 whole filter rows in one tile where they fit the registers
   // (FewCStackTile, e.g. 3x3x3 -> 16: 27 accumulators; same bits). Off: filter_stack=0.
   bool filter_few_c_stack = true;
-  // And there, dy of 2 MiB or more: a segment's passes prefetch the next segment's x rows and dy
-  // into L2 (a hint: same bits). Off: few_c_pf=0.
+  // And there, dy of filter_few_c_prefetch_bytes or more: a segment's passes prefetch the next
+  // segment's x rows and dy into L2 (a hint: same bits). Off: few_c_pf=0. Below the size, dy
+  // stays in L2 from call to call and the prefetches only cost.
   bool filter_few_c_prefetch = false;
-  // Conv2DBackpropFilter (per-tap GEMM path), x + dy of 4 MiB or more: a K chunk's later tiles
-  // prefetch the next chunk's x rows and dy into L2 (same bits). Off: chunk_pf=0.
+  int64_t filter_few_c_prefetch_bytes = int64_t{2} << 20;
+  // Conv2DBackpropFilter (per-tap GEMM path), x + dy of filter_chunk_prefetch_bytes or more: a K
+  // chunk's later tiles prefetch the next chunk's x rows and dy into L2 where those are at most
+  // filter_chunk_prefetch_ahead bytes (more pushes the chunk being read out of the L2). Same
+  // bits. Off: chunk_pf=0.
   bool filter_chunk_prefetch = false;
+  int64_t filter_chunk_prefetch_bytes = int64_t{4} << 20;
+  int64_t filter_chunk_prefetch_ahead = int64_t{1} << 20;
   // Conv2DBackpropInput: an interior tile prefetches the next tile's dy lines under every
   // tap row (Zen 5: 1-7% faster; Emerald Rapids: 2-3% slower).
   bool input_prefetch_dy = true;

@@ -158,13 +158,19 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // The few-c filter gradient prefetching the next segment's x rows (first pass) and dy (later
     // passes) into L2, dy >= 2 MiB: at batch 32 0.84-0.97x the time at 1 thread and 0.89-0.96x at
     // 2 on the 3x3 and 7x7 rows (the one-pass 3x3x3->16: 0.92x / 1.00x); batch 1 and 8 do not
-    // prefetch (model-0xa7 VM, session 26, cli_ab --small-c).
+    // prefetch (model-0xa7 VM, session 26, cli_ab --small-c). Below 2 MiB of dy (an L2 here) the
+    // prefetches only cost: 1.02-1.03x the time at batch 1.
     t.filter_few_c_prefetch = true;
+    t.filter_few_c_prefetch_bytes = int64_t{2} << 20;
     // The filter gradient's later tiles of a K chunk prefetching the next chunk's x and dy into L2
     // (x + dy >= 4 MiB, at most 1 MiB ahead): Keras 1x1 16x16x64->64 batch 32 0.84x the time at 1
     // thread, 0.95x at 2; 1x1 28x28x256->512 batch 8 0.96x / 0.98x; 3x3 56x56x64->64 s1 batch 8
-    // 0.95x / 0.97x; the rest 0.98-1.01x (model-0xa7 VM, session 26, cli_ab 3 rounds).
+    // 0.95x / 0.97x; the rest 0.98-1.01x (model-0xa7 VM, session 26, cli_ab 3 rounds). 1.5 MB
+    // ahead pushed the chunk being read out of the 2 MiB L2 (3x3 56x56x64->128 s2 batch 8: 1.05x
+    // the time; s1, 0.5 MB ahead: 0.95x).
     t.filter_chunk_prefetch = true;
+    t.filter_chunk_prefetch_bytes = int64_t{4} << 20;
+    t.filter_chunk_prefetch_ahead = int64_t{1} << 20;
     // FusedBatchNormGrad's dx pass last chunk first up to 16 MiB of dy + x: 0.95x the time at
     // batch 1 (56x56x256, 6.4 MB), 1 thread (2 threads: 0.97x); at batch 8 (51 MB) 1.02-1.05x,
     // so not there (cli_ab, session 12).
@@ -312,7 +318,13 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 }
 
 std::string describe(const ConvTuning& t) {
-  char buf[768];
+  const auto kib = [](int64_t bytes) { return std::to_string(bytes >> 10); };
+  const std::string chunk_pf = t.filter_chunk_prefetch ? " (next chunk prefetched from " + kib(t.filter_chunk_prefetch_bytes) +
+                                                             " KiB of x + dy, up to " + kib(t.filter_chunk_prefetch_ahead) + " KiB)"
+                                                       : "";
+  const std::string few_c_pf =
+      t.filter_few_c_prefetch ? " (next segment prefetched from " + kib(t.filter_few_c_prefetch_bytes) + " KiB of dy)" : "";
+  char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld%s, filter K slices %lld/%lld/%lld, filter oc blocks %s, input dy prefetch %s, filter few-c to %lld%s%s, "
                 "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB (%lld on 2+ threads), "
@@ -320,12 +332,12 @@ std::string describe(const ConvTuning& t) {
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
-                static_cast<long long>(t.filter_k_wide), t.filter_chunk_prefetch ? " (next chunk prefetched)" : "",
+                static_cast<long long>(t.filter_k_wide), chunk_pf.c_str(),
                 static_cast<long long>(t.filter_split_pixels),
                 static_cast<long long>(t.filter_split_kib), static_cast<long long>(t.filter_split_tiles), t.filter_oc_blocks ? "on" : "off",
                 t.input_prefetch_dy ? "on" : "off",
                 static_cast<long long>(t.filter_few_c_max),
-                t.filter_few_c_stack ? " (rows stacked)" : "", t.filter_few_c_prefetch ? " (next segment prefetched)" : "",
+                t.filter_few_c_stack ? " (rows stacked)" : "", few_c_pf.c_str(),
                 t.depthwise_filter_prefetch ? "on" : "off",
                 static_cast<long long>(t.bn_grad_stream_bytes >> 10), static_cast<long long>(t.bn_grad_dx_reverse_bytes >> 10),
                 static_cast<long long>(t.bn_reverse_bytes(2) >> 10),

@@ -296,12 +296,48 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
     simd::ConvTuning unstacked = saved, stacked = saved;
     unstacked.filter_few_c_stack = false, stacked.filter_few_c_stack = true;
     for (const gradrt::ConvParams& p : shapes) check_same_filter_bits(isa, unstacked, stacked, p, rng);
-    // The prefetch of the next segment (ConvTuning::filter_few_c_prefetch) runs only where dy is
-    // 2 MiB or more: 16 images of 32x32 -> 32 (float: 2 MiB; 3 passes of 6 rows per segment, segments
-    // across images and chunks), with it and without (the tile's prefetch body itself: the row tester).
+    // The prefetch of the next segment (ConvTuning::filter_few_c_prefetch), from any size of dy
+    // here (the shapes above, padded and strided, and 16 images of 32x32 -> 32: 3 passes of 6 rows
+    // per segment, segments across images and chunks), with it and without: the same bits (the
+    // tile's prefetch body itself: the row tester).
     simd::ConvTuning no_pf = saved, pf = saved;
-    no_pf.filter_few_c_prefetch = false, pf.filter_few_c_prefetch = true;
+    no_pf.filter_few_c_prefetch = false, pf.filter_few_c_prefetch = true, pf.filter_few_c_prefetch_bytes = 0;
+    for (const gradrt::ConvParams& p : shapes) check_same_filter_bits(isa, no_pf, pf, p, rng);
     check_same_filter_bits(isa, no_pf, pf, shape(16, 32, 32, 3, 32, 3, 1), rng);
+  }
+}
+
+// The filter gradients' prefetch of the next block reads ConvParams::x_rows_under: every x element under
+// output rows r0..r1 lies in its range (brute force over the rows and taps), and where r0's first
+// tap row and r1's last lie inside their images the range starts and ends there.
+TEST_CASE("cpu: x_rows_under covers the x rows under output rows, across images") {
+  std::vector<gradrt::ConvParams> shapes = {test::same_conv_params(3, 9, 7, 2, 4, 3, 1), test::same_conv_params(2, 11, 5, 3, 4, 3, 2),
+                                            test::same_conv_params(2, 6, 6, 1, 1, 7, 2)};
+  gradrt::ConvParams big_pad = test::same_conv_params(2, 5, 4, 2, 2, 3, 1);
+  big_pad.pad_top = 6, big_pad.dilation_h = 2, big_pad.out_h = 9;  // rows with every tap in the padding
+  shapes.push_back(big_pad);
+  for (const gradrt::ConvParams& p : shapes) {
+    CAPTURE(test::describe(p));
+    const int64_t rows = p.batch * p.out_h, row = p.in_w * p.in_c;
+    for (int64_t r0 = 0; r0 < rows; ++r0)
+      for (int64_t r1 = r0; r1 < rows; ++r1) {
+        CAPTURE(r0);
+        CAPTURE(r1);
+        const auto [begin, end] = p.x_rows_under(r0, r1);
+        CHECK(begin <= end);
+        for (int64_t r = r0; r <= r1; ++r)
+          for (int64_t ky = 0; ky < p.filter_h; ++ky) {
+            const int64_t iy = p.in_row(r % p.out_h, ky);
+            if (iy < 0 || iy >= p.in_h) continue;
+            const int64_t at = ((r / p.out_h) * p.in_h + iy) * row;
+            CHECK((begin <= at && at + row <= end));
+          }
+        const int64_t y0 = p.in_row(r0 % p.out_h, 0), y1 = p.in_row(r1 % p.out_h, p.filter_h - 1);
+        if (y0 >= 0 && y0 < p.in_h && y1 >= 0 && y1 < p.in_h) {
+          CHECK(begin == ((r0 / p.out_h) * p.in_h + y0) * row);
+          CHECK(end == ((r1 / p.out_h) * p.in_h + y1 + 1) * row);
+        }
+      }
   }
 }
 
@@ -345,14 +381,20 @@ TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at e
       }
     }
   }
-  // The prefetch of the next K chunk (ConvTuning::filter_chunk_prefetch) runs where x + dy are
-  // 4 MiB or more: 1x1 32->32 at 16 x 32x32 (K slices: the next slice's chunk), 1x1 64->96 at
-  // 8 x 32x32 (several panels), 3x3 s2 24->40 at 8 x 72x72 (x rows under the chunk's output rows,
-  // across images); with it and without, the same bits.
+  // The prefetch of the next K chunk (ConvTuning::filter_chunk_prefetch), from any size of x + dy
+  // and any lines ahead here: the shapes above in slices of 50 pixels and K chunks of 40 (the next
+  // chunk of the slice or of the next one; padded, grouped, dilated, VALID), 1x1 32->32 at 16 x 32x32 and 64->96 at 8 x 32x32 (several panels),
+  // 3x3 s2 24->40 at 8 x 72x72 (x rows under the chunk's output rows, across images), the last
+  // three at the row's sizes; with it and without, the same bits.
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
-    simd::ConvTuning no_pf = saved, pf = saved;
+    simd::ConvTuning no_pf = saved, pf = saved, no_pf_any = saved, pf_any = saved;
     no_pf.filter_chunk_prefetch = false, pf.filter_chunk_prefetch = true;
+    no_pf_any.filter_few_c_max = pf_any.filter_few_c_max = 0, no_pf_any.filter_split_pixels = pf_any.filter_split_pixels = 50;
+    no_pf_any.filter_k_narrow = pf_any.filter_k_narrow = no_pf_any.filter_k_wide = pf_any.filter_k_wide = 40;
+    no_pf_any.filter_chunk_prefetch = false, pf_any.filter_chunk_prefetch = true;
+    pf_any.filter_chunk_prefetch_bytes = 0, pf_any.filter_chunk_prefetch_ahead = int64_t{1} << 40;
+    for (const gradrt::ConvParams& p : shapes) check_same_filter_bits(isa, no_pf_any, pf_any, p, rng);
     for (const gradrt::ConvParams& p : {test::same_conv_params(16, 32, 32, 32, 32, 1, 1),
                                         test::same_conv_params(8, 32, 32, 64, 96, 1, 1),
                                         test::same_conv_params(8, 72, 72, 24, 40, 3, 2)})

@@ -192,6 +192,34 @@ inline int64_t balance_grain(const Exec& exec, int64_t n, int64_t chunks_per_thr
 // Chunks of `grain` in [0, n): what parallel_for cuts.
 constexpr int64_t nchunks(int64_t n, int64_t grain) { return grain <= 0 ? 0 : (n + grain - 1) / grain; }
 
+// ---- L2 prefetch of a driver's next block (filter gradients; hints only, never the bits)
+// The 64-byte lines holding elements [r.first, r.second) of base (e.g. ConvParams::x_rows_under):
+// the first one's address and their count.
+struct Lines {
+  uintptr_t first = 0;
+  int64_t count = 0;
+};
+template <class T>
+Lines lines_of(const T* base, std::pair<int64_t, int64_t> r) {
+  if (r.second <= r.first) return {};
+  const uintptr_t a = reinterpret_cast<uintptr_t>(base + r.first) & ~uintptr_t(63);
+  const uintptr_t e = reinterpret_cast<uintptr_t>(base + r.second);
+  return {a, int64_t((e - a + 63) / 64)};
+}
+
+// Share i of n of those lines for a micro-kernel call of `steps` pixel steps, each step
+// prefetching the line at `at` + k*`step`: at most one line a step (a share of fewer lines
+// than steps repeats a line, an L2 hit). step 0: no lines.
+struct PrefetchShare {
+  uintptr_t at = 0;
+  int64_t step = 0;
+};
+inline PrefetchShare prefetch_share(Lines l, int64_t i, int64_t n, int64_t steps) {
+  const int64_t lo = i * l.count / n, hi = (i + 1) * l.count / n;
+  if (hi <= lo || steps <= 0) return {};
+  return {l.first + uintptr_t(64 * lo), imin(64, (64 * (hi - lo) + steps - 1) / steps)};
+}
+
 // Batch-norm channel vectors per pass over the rows in a unit's row (drivers pass
 // bn_vectors<T>(kTiles) to the micro-kernels of ukernels/batch_norm.h as their U).
 template <class T>

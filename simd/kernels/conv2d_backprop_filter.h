@@ -165,8 +165,8 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   // Padding pixels point here; read at offsets f0 + i < fic + MR.
   const T* zero = scratch.take_zeros<T>(fic + MR + 1);
   ThreadParts parts(scratch, conv2d_backprop_filter_scratch<T>(fic, np, MR, NR, KC, 0).per_thread, exec.threads);
-  const bool prefetch =
-      tuning.filter_chunk_prefetch && (p.x_elements() + npix * p.out_c) * int64_t(sizeof(T)) >= (int64_t{4} << 20);
+  const bool prefetch = tuning.filter_chunk_prefetch &&
+                        (p.x_elements() + npix * p.out_c) * int64_t(sizeof(T)) >= tuning.filter_chunk_prefetch_bytes;
   par(exec, items, balance_grain(exec, items, 1), [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* bpack = mine.take<T>(KC * NR * np);
@@ -210,32 +210,25 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
             }
           }
         }
-        // Where x + dy are past the L2 (4 MiB or more; ConvTuning::filter_chunk_prefetch): the
-        // chunk's items after the first (which reads x and dy from memory) prefetch the next
-        // chunk's x rows and dy lines into L2 (two contiguous ranges), each tile call its share, at
-        // most one line of each per pixel. The next chunk: this slice's, else the next slice's
-        // when this thread's items cover it. Hints only: the same bits.
-        int64_t pf_calls = 0, pf_call = 0, xl = 0, dl = 0;
-        uintptr_t px0 = 0, pd0 = 0;
+        // Where x + dy are past the L2 (ConvTuning::filter_chunk_prefetch, _bytes): the chunk's
+        // items after the first (which reads x and dy from memory) prefetch the next chunk's x rows
+        // and dy lines into L2 (two contiguous ranges), each tile call its share, at most one line
+        // of each per pixel, and only where the next chunk's lines are few enough not to push the
+        // current one out (filter_chunk_prefetch_ahead). The next chunk: this slice's, else the
+        // next slice's when this thread's items cover it. Hints only: the same bits.
+        int64_t pf_calls = 0, pf_call = 0;
+        Lines x_next, dy_next;
         if (prefetch && i1 - i0 > 1) {
           int64_t kn = k0 + kc, kcn = imin(KC, ke - kn);
           if (kn >= ke && s + 1 < slices && (s + 1) * slice_items < c1)
             kcn = imin(KC, (s + 2) * npix / slices - kn);
           if (kn < npix && kcn > 0) {
-            // x: pixels [kn, kn + kcn) of affine, else the x rows under their output rows' taps
-            // (image n0 row ya through image n1 row yb, clipped to the images).
-            int64_t xb = kn * in_c, xe = (kn + kcn) * in_c;
-            if (!affine) {
-              const int64_t r0 = kn / out_w, r1 = (kn + kcn - 1) / out_w;  // output rows (n*out_h + oy)
-              const int64_t ya = imax(0, (r0 % out_h) * sh - pt);
-              const int64_t yb = imin(in_h - 1, (r1 % out_h) * sh - pt + (p.filter_h - 1) * dh);
-              xb = ((r0 / out_h) * in_h + ya) * in_w * in_c, xe = ((r1 / out_h) * in_h + yb + 1) * in_w * in_c;
-            }
-            px0 = reinterpret_cast<uintptr_t>(x + xb), pd0 = reinterpret_cast<uintptr_t>(dy + kn * p.out_c);
-            xl = ((xe - xb) * int64_t(sizeof(T)) + 63) / 64, dl = (kcn * p.out_c * int64_t(sizeof(T)) + 63) / 64;
-            // At most 1 MiB ahead: with the chunk being read, more pushed it out of a 2 MiB L2
-            // (3x3 56x56x64->128 s2 batch 8: 1.5 MB a chunk, 1.05x the time; s1: 0.5 MB, 0.95x).
-            if ((xl + dl) * 64 <= (int64_t{1} << 20)) pf_calls = (i1 - i0 - 1) * npb;
+            // x: pixels [kn, kn + kcn) of affine, else the x rows under their output rows' taps.
+            x_next = lines_of(x, affine ? std::pair{kn * in_c, (kn + kcn) * in_c}
+                                        : p.x_rows_under(kn / out_w, (kn + kcn - 1) / out_w));
+            dy_next = lines_of(dy, {kn * p.out_c, (kn + kcn) * p.out_c});
+            if ((x_next.count + dy_next.count) * 64 <= tuning.filter_chunk_prefetch_ahead)
+              pf_calls = (i1 - i0 - 1) * npb;
           }
         }
         int64_t packed = -1, offs_for = -1;
@@ -300,22 +293,20 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
             const bool direct = in_place && nr == NR;
             const int64_t ldb = direct ? p.out_c : NR;
             const T* bj = direct ? dy + k0 * p.out_c + g * ocg + j * NR : bpack + j * KC * NR;
-            int64_t sa = 0, sb = 0;
-            uintptr_t pa = 0, pb = 0;
-            if (pf_calls > 0 && item > i0 && pf_call < pf_calls) {  // this call's share of the lines
-              const int64_t i = pf_call++;
-              const int64_t xa0 = i * xl / pf_calls, xa1 = (i + 1) * xl / pf_calls;
-              const int64_t da0 = i * dl / pf_calls, da1 = (i + 1) * dl / pf_calls;
-              pa = px0 + uintptr_t(64 * xa0), pb = pd0 + uintptr_t(64 * da0);
-              sa = imin(64, (64 * (xa1 - xa0) + kc - 1) / kc), sb = imin(64, (64 * (da1 - da0) + kc - 1) / kc);
+            PrefetchShare sx, sd;  // this call's share of the next chunk's lines
+            if (pf_calls > 0 && item > i0 && pf_call < pf_calls) {
+              sx = prefetch_share(x_next, pf_call, pf_calls, kc), sd = prefetch_share(dy_next, pf_call, pf_calls, kc);
+              ++pf_call;
             }
             auto tile = [&]<int R>() {
               using GR = Gemm<T, Arch, R, NRV>;
-              const bool pf = sa > 0 || sb > 0;
+              const bool pf = sx.step > 0 || sd.step > 0;
               if (affine && pf)
-                GR::cols_strided_pf(kc, xa, lda, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, pa, sa, pb, sb);
+                GR::cols_strided_pf(kc, xa, lda, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, sx.at, sx.step, sd.at,
+                                    sd.step);
               else if (affine) GR::cols_strided(kc, xa, lda, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
-              else if (pf) GR::cols_pf(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, pa, sa, pb, sb);
+              else if (pf)
+                GR::cols_pf(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, sx.at, sx.step, sd.at, sd.step);
               else GR::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
             };
             if (kind == 0) tile.template operator()<MR_>();
@@ -369,8 +360,7 @@ template <class T, class Arch>
 void conv2d_backprop_filter(const Exec& exec, const ConvTuning& tuning, const ConvParams& p, const T* x, const T* dy,
                             T* dw) {
   if (conv2d_backprop_filter_few_c_applies<T, Arch>(tuning, p))
-    return conv2d_backprop_filter_few_c<T, Arch>(exec, p, tuning.filter_few_c_stack, tuning.filter_few_c_prefetch, x,
-                                                 dy, dw);
+    return conv2d_backprop_filter_few_c<T, Arch>(exec, p, tuning, x, dy, dw);
   with_gemm_tile<kTiles>(conv2d_backprop_filter_tile<T, Arch>(tuning, p), [&]<int MR, int NRV>() {
     conv2d_backprop_filter_tiled<T, Arch, MR, NRV>(exec, tuning, p, x, dy, dw);
   });

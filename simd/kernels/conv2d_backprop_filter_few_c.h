@@ -16,7 +16,7 @@
 // Prefetch (ConvTuning::filter_few_c_prefetch): a segment's dy rows are read once per pass (a
 // filter row, or a group of stacked rows, times the out_c vector passes), the first pass from
 // memory when dy is past the L2 (batch 32: 4 MB at 32x32x32). Where a segment takes several
-// passes and dy is 2 MiB or more, the passes after the first prefetch the next segment's dy
+// passes and dy is past a size (ConvTuning::filter_few_c_prefetch_bytes), the passes after the first prefetch the next segment's dy
 // lines into L2, one line (or less) per pixel, so that the next first pass finds them there;
 // the first pass prefetches the x rows the next segment copies (their copy was 22% of the
 // one-pass 3x3 64x64x3->16 s2 row at batch 32, perf: a copy waiting on memory). One burst of
@@ -54,7 +54,7 @@ struct FewCStackTile {
   // read: a hint for the driver's next segment). Two bodies, the loop chosen once per call: a
   // prefetch test inside the loop (or the loop as a lambda over acc) kept acc out of registers.
   static void run(int64_t nrows, int64_t ncols, const T* a, int64_t ars, int64_t acs, int64_t kys, const T* b,
-                  int64_t ldb, T* c, int64_t ldc, bool accumulate, uintptr_t pf = 0, int64_t pf_step = 0) {
+                  int64_t ldb, T* c, int64_t ldc, bool accumulate, uintptr_t pf, int64_t pf_step) {
     if (pf_step > 0) body<true>(nrows, ncols, a, ars, acs, kys, b, ldb, c, ldc, accumulate, pf, pf_step);
     else body<false>(nrows, ncols, a, ars, acs, kys, b, ldb, c, ldc, accumulate, 0, 0);
   }
@@ -227,10 +227,11 @@ struct FewCRowTiles {
   }
 };
 
-// stack_rows: whole filter rows in one tile where they fit (ConvTuning::filter_few_c_stack);
-// prefetch: the next segment's x rows and dy during a segment's passes (ConvTuning::filter_few_c_prefetch).
+// tuning: whole filter rows in one tile where they fit (filter_few_c_stack); the next segment's x
+// rows and dy prefetched during a segment's passes (filter_few_c_prefetch, from
+// filter_few_c_prefetch_bytes of dy).
 template <class T, class Arch>
-void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool stack_rows, bool prefetch, const T* x,
+void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, const ConvTuning& tuning, const T* x,
                                   const T* dy, T* dw) {
   constexpr int64_t L = Vec<T, Arch>::width;
   const int64_t nw = p.w_elements();
@@ -246,7 +247,7 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
   // the single-row choice's vectors.
   const int nrv1 = plan.nrv;
   int64_t stack = 1;
-  if (stack_rows && nrv1 <= 2)
+  if (tuning.filter_few_c_stack && nrv1 <= 2)
     for (int64_t k = 2; k <= imin(3, p.filter_h); ++k)
       if (k * m * nrv1 <= few_c_stack_acc<T, Arch>(nrv1)) stack = k;
   Arena scratch(exec);  // sizes: conv2d_backprop_filter_few_c_scratch
@@ -257,10 +258,9 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
   const int64_t b_lo = imin(imax(pl, 0), f.wb), b_hi = imin(imax(in_w + pl, b_lo), f.wb);
   const int64_t rows = p.batch * p.out_h;
   // Passes over a segment's dy rows: filter rows (or stacks of them) times out_c vector passes.
-  // The prefetch only where dy is 2 MiB or more (a fixed size, not the machine's): dy of L2 size
-  // stays there from call to call, and the prefetches only cost (1.02-1.03x the time at batch 1).
   const int64_t passes = (stack > 1 ? (p.filter_h + stack - 1) / stack : p.filter_h * plan.tiles) * ((nv + nrv1 - 1) / nrv1);
-  prefetch = prefetch && rows * p.out_w * co * int64_t(sizeof(T)) >= (int64_t{2} << 20);
+  const bool prefetch =
+      tuning.filter_few_c_prefetch && rows * p.out_w * co * int64_t(sizeof(T)) >= tuning.filter_few_c_prefetch_bytes;
   par(exec, f.chunks, 1, [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* xb = mine.take<T>(f.seg_in_rows * rowlen);
@@ -286,32 +286,23 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, bool st
         }
         const T* dyr = dy + r * p.out_w * co;  // the segment's pixels, consecutive in dy
         const int64_t ars = sh * rowlen, acs = sw * ci;
-        // The next segment (up to seg_rows output rows from r + sr: it may end sooner, or belong
-        // to another thread's chunk; a prefetch is only a hint): pass 0 prefetches the x rows
-        // it copies, passes i >= 1 a share of its dy lines, at most one line per pixel each.
-        const int64_t rn = r + sr, next_rows = prefetch ? imin(f.seg_rows, rows - rn) : 0;
-        uintptr_t xn = 0, dn = reinterpret_cast<uintptr_t>(dyr) + uintptr_t(sr * p.out_w * co) * sizeof(T);
-        int64_t x_lines = 0, dy_lines = 0;
-        if (next_rows > 0) {
-          const int64_t nn = rn / p.out_h, y0 = (rn % p.out_h) * sh - pt;
-          const int64_t ya = imax(0, y0), yb = imin(in_h, y0 + (next_rows - 1) * sh + (p.filter_h - 1) * p.dilation_h + 1);
-          xn = reinterpret_cast<uintptr_t>(x + (nn * in_h + ya) * in_w * ci) & ~uintptr_t(63);
-          x_lines = yb > ya ? ((yb - ya) * in_w * ci * int64_t(sizeof(T)) + 127) / 64 : 0;
-          dy_lines = passes > 1 ? (next_rows * p.out_w * co * int64_t(sizeof(T)) + 63) / 64 : 0;
+        // The next segment (output rows [rn, rn + nr) of one image; it may belong to another
+        // thread's chunk: a prefetch is only a hint): pass 0 prefetches the x rows it copies,
+        // passes i >= 1 a share of its dy lines, at most one line per pixel each.
+        const int64_t rn = r + sr, nr = prefetch ? imin(imin(f.seg_rows, p.out_h - rn % p.out_h), rows - rn) : 0;
+        Lines x_next, dy_next;
+        if (nr > 0) {
+          x_next = lines_of(x, p.x_rows_under(rn, rn + nr - 1));
+          if (passes > 1) dy_next = lines_of(dy, std::pair{rn * p.out_w * co, (rn + nr) * p.out_w * co});
         }
         const int64_t px = sr * p.out_w;  // pixels per pass
         int64_t pass = 0;
         uintptr_t pf = 0;
         int64_t pf_step = 0;
         auto next_pass = [&] {  // pf, pf_step of pass number `pass`
-          const int64_t i = pass++ - 1;
-          int64_t lo = 0, hi = x_lines;
-          pf = xn;
-          if (i >= 0) {
-            lo = i * dy_lines / (passes - 1), hi = (i + 1) * dy_lines / (passes - 1);
-            pf = dn + uintptr_t(64 * lo);
-          }
-          pf_step = hi > lo ? imin(64, (64 * (hi - lo) + px - 1) / px) : 0;
+          const int64_t i = pass++;
+          const PrefetchShare s = i == 0 ? prefetch_share(x_next, 0, 1, px) : prefetch_share(dy_next, i - 1, passes - 1, px);
+          pf = s.at, pf_step = s.step;
         };
         if (stack > 1) {  // whole filter rows stacked, KY at a time (one tile of m rows each)
           for (int64_t ky = 0; ky < p.filter_h;) {

@@ -115,7 +115,9 @@ struct Gemm {
   }
 
   // cols and cols_strided, and step k also prefetches into L2 the lines at pa + k*sa and pb + k*sb
-  // (addresses, never read: the driver's next K chunk of x and dy). The same bits.
+  // (addresses, never read: the driver's next K chunk of x and dy). The same bits. Both streams
+  // issue every step: one with a step under 64 repeats its lines, one with step 0 its first (an
+  // L1 hit, a load slot); a test per step would cost the accumulators their registers.
   GRADRT_SIMD_NOINLINE static void cols_pf(int64_t kc, const T* const* a, int64_t a_off, const T* b, int64_t ldb, T* c,
                                            int64_t ldc, int64_t mr, int64_t nr, bool accumulate, uintptr_t pa,
                                            int64_t sa, uintptr_t pb, int64_t sb) {
