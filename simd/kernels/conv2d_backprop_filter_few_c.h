@@ -286,13 +286,14 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, const C
         }
         const T* dyr = dy + r * p.out_w * co;  // the segment's pixels, consecutive in dy
         const int64_t ars = sh * rowlen, acs = sw * ci;
-        // The next segment (output rows [rn, rn + nr) of one image; it may belong to another
-        // thread's chunk: a prefetch is only a hint): pass 0 prefetches the x rows it copies,
-        // passes i >= 1 a share of its dy lines, at most one line per pixel each.
-        const int64_t rn = r + sr, nr = prefetch ? imin(imin(f.seg_rows, p.out_h - rn % p.out_h), rows - rn) : 0;
+        // The next segment and beyond (output rows [rn, rn + nr): up to seg_rows, where the next
+        // segment ends sooner, the start of the one after; it may belong to another thread's chunk:
+        // a prefetch is only a hint): pass 0 prefetches the x rows the next segment copies (in
+        // image rn / out_h), passes i >= 1 a share of the dy lines, at most one line per pixel each.
+        const int64_t rn = r + sr, nr = prefetch ? imin(f.seg_rows, rows - rn) : 0;
         Lines x_next, dy_next;
         if (nr > 0) {
-          x_next = lines_of(x, p.x_rows_under(rn, rn + nr - 1));
+          x_next = lines_of(x, p.x_rows_under(rn, imin(rn + nr, (rn / p.out_h + 1) * p.out_h) - 1));
           if (passes > 1) dy_next = lines_of(dy, std::pair{rn * p.out_w * co, (rn + nr) * p.out_w * co});
         }
         const int64_t px = sr * p.out_w;  // pixels per pass
