@@ -319,11 +319,13 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 
 std::string describe(const ConvTuning& t) {
   const auto kib = [](int64_t bytes) { return std::to_string(bytes >> 10); };
-  const std::string chunk_pf = t.filter_chunk_prefetch ? " (next chunk prefetched from " + kib(t.filter_chunk_prefetch_bytes) +
-                                                             " KiB of x + dy, up to " + kib(t.filter_chunk_prefetch_ahead) + " KiB)"
-                                                       : "";
-  const std::string few_c_pf =
-      t.filter_few_c_prefetch ? " (next segment prefetched from " + kib(t.filter_few_c_prefetch_bytes) + " KiB of dy)" : "";
+  const std::string chunk_pf = t.filter_chunk_prefetch
+                                   ? " (next chunk prefetched from " + kib(t.filter_chunk_prefetch_bytes) +
+                                         " KiB of x + dy, up to " + kib(t.filter_chunk_prefetch_ahead) + " KiB)"
+                                   : "";
+  const std::string few_c_pf = t.filter_few_c_prefetch
+                                   ? " (next segment prefetched from " + kib(t.filter_few_c_prefetch_bytes) + " KiB of dy)"
+                                   : "";
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld%s, filter K slices %lld/%lld/%lld, filter oc blocks %s, input dy prefetch %s, filter few-c to %lld%s%s, "

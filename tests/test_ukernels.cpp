@@ -311,7 +311,8 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
 // output rows r0..r1 lies in its range (brute force over the rows and taps), and where r0's first
 // tap row and r1's last lie inside their images the range starts and ends there.
 TEST_CASE("cpu: x_rows_under covers the x rows under output rows, across images") {
-  std::vector<gradrt::ConvParams> shapes = {test::same_conv_params(3, 9, 7, 2, 4, 3, 1), test::same_conv_params(2, 11, 5, 3, 4, 3, 2),
+  std::vector<gradrt::ConvParams> shapes = {test::same_conv_params(3, 9, 7, 2, 4, 3, 1),
+                                            test::same_conv_params(2, 11, 5, 3, 4, 3, 2),
                                             test::same_conv_params(2, 6, 6, 1, 1, 7, 2)};
   gradrt::ConvParams big_pad = test::same_conv_params(2, 5, 4, 2, 2, 3, 1);
   big_pad.pad_top = 6, big_pad.dilation_h = 2, big_pad.out_h = 9;  // rows with every tap in the padding
@@ -383,14 +384,16 @@ TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at e
   }
   // The prefetch of the next K chunk (ConvTuning::filter_chunk_prefetch), from any size of x + dy
   // and any lines ahead here: the shapes above in slices of 50 pixels and K chunks of 40 (the next
-  // chunk of the slice or of the next one; padded, grouped, dilated, VALID), 1x1 32->32 at 16 x 32x32 and 64->96 at 8 x 32x32 (several panels),
-  // 3x3 s2 24->40 at 8 x 72x72 (x rows under the chunk's output rows, across images), the last
-  // three at the row's sizes; with it and without, the same bits.
+  // chunk of the slice or of the next one; padded, grouped, dilated, VALID), 1x1 32->32 at 16 x
+  // 32x32 and 64->96 at 8 x 32x32 (several panels), 3x3 s2 24->40 at 8 x 72x72 (x rows under the
+  // chunk's output rows, across images), the last three at the row's sizes; with it and without,
+  // the same bits.
   for (simd::Isa isa : simd::supported_isas()) {
     const simd::ConvTuning saved = simd::cpu_tuning(isa);
     simd::ConvTuning no_pf = saved, pf = saved, no_pf_any = saved, pf_any = saved;
     no_pf.filter_chunk_prefetch = false, pf.filter_chunk_prefetch = true;
-    no_pf_any.filter_few_c_max = pf_any.filter_few_c_max = 0, no_pf_any.filter_split_pixels = pf_any.filter_split_pixels = 50;
+    no_pf_any.filter_few_c_max = pf_any.filter_few_c_max = 0;
+    no_pf_any.filter_split_pixels = pf_any.filter_split_pixels = 50;
     no_pf_any.filter_k_narrow = pf_any.filter_k_narrow = no_pf_any.filter_k_wide = pf_any.filter_k_wide = 40;
     no_pf_any.filter_chunk_prefetch = false, pf_any.filter_chunk_prefetch = true;
     pf_any.filter_chunk_prefetch_bytes = 0, pf_any.filter_chunk_prefetch_ahead = int64_t{1} << 40;

@@ -306,7 +306,8 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
                                     sd.step);
               else if (affine) GR::cols_strided(kc, xa, lda, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
               else if (pf)
-                GR::cols_pf(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, sx.at, sx.step, sd.at, sd.step);
+                GR::cols_pf(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks, sx.at, sx.step, sd.at,
+                            sd.step);
               else GR::cols(kc, at, a_off, bj, ldb, c + j * NR, p.out_c, mr, nr, k0 > ks);
             };
             if (kind == 0) tile.template operator()<MR_>();

@@ -16,8 +16,9 @@
 // Prefetch (ConvTuning::filter_few_c_prefetch): a segment's dy rows are read once per pass (a
 // filter row, or a group of stacked rows, times the out_c vector passes), the first pass from
 // memory when dy is past the L2 (batch 32: 4 MB at 32x32x32). Where a segment takes several
-// passes and dy is past a size (ConvTuning::filter_few_c_prefetch_bytes), the passes after the first prefetch the next segment's dy
-// lines into L2, one line (or less) per pixel, so that the next first pass finds them there;
+// passes and dy is past a size (ConvTuning::filter_few_c_prefetch_bytes), the passes after the
+// first prefetch the next segment's dy lines into L2, one line (or less) per pixel, so that the
+// next first pass finds them there;
 // the first pass prefetches the x rows the next segment copies (their copy was 22% of the
 // one-pass 3x3 64x64x3->16 s2 row at batch 32, perf: a copy waiting on memory). One burst of
 // prefetches before each segment lost 7-25% instead (session 24).
@@ -302,7 +303,8 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, const C
         int64_t pf_step = 0;
         auto next_pass = [&] {  // pf, pf_step of pass number `pass`
           const int64_t i = pass++;
-          const PrefetchShare s = i == 0 ? prefetch_share(x_next, 0, 1, px) : prefetch_share(dy_next, i - 1, passes - 1, px);
+          const PrefetchShare s =
+              i == 0 ? prefetch_share(x_next, 0, 1, px) : prefetch_share(dy_next, i - 1, passes - 1, px);
           pf = s.at, pf_step = s.step;
         };
         if (stack > 1) {  // whole filter rows stacked, KY at a time (one tile of m rows each)
