@@ -3,6 +3,7 @@
 // mirrors) reads the same numbers. Kernels never validate and never fail on these.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -38,11 +39,11 @@ struct ConvParams {
   // last, each clipped to its image, and every x row between (contiguous in NHWC). Empty where
   // the taps fall in the padding only. (The filter gradients' prefetch of their next block.)
   std::pair<int64_t, int64_t> x_rows_under(int64_t r0, int64_t r1) const {
-    const int64_t ya = clip(in_row(r0 % out_h, 0), 0, in_h), yb = clip(in_row(r1 % out_h, filter_h - 1) + 1, 0, in_h);
-    const int64_t b = ((r0 / out_h) * in_h + ya) * in_w * in_c, e = ((r1 / out_h) * in_h + yb) * in_w * in_c;
-    return {b, e > b ? e : b};
+    const int64_t ya = std::clamp<int64_t>(in_row(r0 % out_h, 0), 0, in_h);
+    const int64_t yb = std::clamp<int64_t>(in_row(r1 % out_h, filter_h - 1) + 1, 0, in_h);
+    const int64_t b = x_at(r0 / out_h, ya, 0, 0), e = x_at(r1 / out_h, yb, 0, 0);
+    return {b, std::max(b, e)};
   }
-  static int64_t clip(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
   // Flat offsets: x and y NHWC, w HWIO.
   int64_t x_at(int64_t n, int64_t iy, int64_t ix, int64_t c) const { return ((n * in_h + iy) * in_w + ix) * in_c + c; }
   int64_t y_at(int64_t n, int64_t oy, int64_t ox, int64_t oc) const { return ((n * out_h + oy) * out_w + ox) * out_c + oc; }

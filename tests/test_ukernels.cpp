@@ -307,9 +307,9 @@ TEST_CASE("cpu: conv filter gradient with few input channels (conv2d_backprop_fi
   }
 }
 
-// The filter gradients' prefetch of the next block reads ConvParams::x_rows_under: every x element under
-// output rows r0..r1 lies in its range (brute force over the rows and taps), and where r0's first
-// tap row and r1's last lie inside their images the range starts and ends there.
+// The filter gradients' prefetch of the next block reads ConvParams::x_rows_under: every x
+// element under output rows r0..r1 lies in its range (brute force over the rows and taps), and
+// where r0's first tap row and r1's last lie inside their images the range starts and ends there.
 TEST_CASE("cpu: x_rows_under covers the x rows under output rows, across images") {
   std::vector<gradrt::ConvParams> shapes = {test::same_conv_params(3, 9, 7, 2, 4, 3, 1),
                                             test::same_conv_params(2, 11, 5, 3, 4, 3, 2),
@@ -319,7 +319,7 @@ TEST_CASE("cpu: x_rows_under covers the x rows under output rows, across images"
   shapes.push_back(big_pad);
   for (const gradrt::ConvParams& p : shapes) {
     CAPTURE(test::describe(p));
-    const int64_t rows = p.batch * p.out_h, row = p.in_w * p.in_c;
+    const int64_t rows = p.batch * p.out_h, row = p.in_w * p.in_c;  // output rows; x values a row
     for (int64_t r0 = 0; r0 < rows; ++r0)
       for (int64_t r1 = r0; r1 < rows; ++r1) {
         CAPTURE(r0);
@@ -330,13 +330,13 @@ TEST_CASE("cpu: x_rows_under covers the x rows under output rows, across images"
           for (int64_t ky = 0; ky < p.filter_h; ++ky) {
             const int64_t iy = p.in_row(r % p.out_h, ky);
             if (iy < 0 || iy >= p.in_h) continue;
-            const int64_t at = ((r / p.out_h) * p.in_h + iy) * row;
+            const int64_t at = p.x_at(r / p.out_h, iy, 0, 0);
             CHECK((begin <= at && at + row <= end));
           }
         const int64_t y0 = p.in_row(r0 % p.out_h, 0), y1 = p.in_row(r1 % p.out_h, p.filter_h - 1);
         if (y0 >= 0 && y0 < p.in_h && y1 >= 0 && y1 < p.in_h) {
-          CHECK(begin == ((r0 / p.out_h) * p.in_h + y0) * row);
-          CHECK(end == ((r1 / p.out_h) * p.in_h + y1 + 1) * row);
+          CHECK(begin == p.x_at(r0 / p.out_h, y0, 0, 0));
+          CHECK(end == p.x_at(r1 / p.out_h, y1 + 1, 0, 0));
         }
       }
   }

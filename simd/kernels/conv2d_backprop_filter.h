@@ -166,7 +166,7 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
   const T* zero = scratch.take_zeros<T>(fic + MR + 1);
   ThreadParts parts(scratch, conv2d_backprop_filter_scratch<T>(fic, np, MR, NR, KC, 0).per_thread, exec.threads);
   const bool prefetch = tuning.filter_chunk_prefetch &&
-                        (p.x_elements() + npix * p.out_c) * int64_t(sizeof(T)) >= tuning.filter_chunk_prefetch_bytes;
+                        (p.x_elements() + p.y_elements()) * int64_t(sizeof(T)) >= tuning.filter_chunk_prefetch_bytes;
   par(exec, items, balance_grain(exec, items, 1), [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* bpack = mine.take<T>(KC * NR * np);

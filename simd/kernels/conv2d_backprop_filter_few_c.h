@@ -261,7 +261,7 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, const C
   // Passes over a segment's dy rows: filter rows (or stacks of them) times out_c vector passes.
   const int64_t passes = (stack > 1 ? (p.filter_h + stack - 1) / stack : p.filter_h * plan.tiles) * ((nv + nrv1 - 1) / nrv1);
   const bool prefetch =
-      tuning.filter_few_c_prefetch && rows * p.out_w * co * int64_t(sizeof(T)) >= tuning.filter_few_c_prefetch_bytes;
+      tuning.filter_few_c_prefetch && p.y_elements() * int64_t(sizeof(T)) >= tuning.filter_few_c_prefetch_bytes;
   par(exec, f.chunks, 1, [&](int64_t c0, int64_t c1) {
     Arena mine = parts.mine();
     T* xb = mine.take<T>(f.seg_in_rows * rowlen);
