@@ -61,6 +61,9 @@ struct ConvTuning {
   bool filter_chunk_prefetch = false;
   int64_t filter_chunk_prefetch_bytes = int64_t{4} << 20;
   int64_t filter_chunk_prefetch_ahead = int64_t{1} << 20;
+  // ... and only where this thread's tiles of the chunk do at least this many FLOPs per line
+  // prefetched (few channels: little work to hide each line behind; 0: no minimum).
+  int64_t filter_chunk_prefetch_min_flops = 0;
   // Conv2DBackpropInput: an interior tile prefetches the next tile's dy lines under every
   // tap row (Zen 5: 1-7% faster; Emerald Rapids: 2-3% slower).
   bool input_prefetch_dy = true;

@@ -119,6 +119,16 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
   // tuned there in sessions 2-7. The avx2 unit's 4x3 and 12x1 tiles run only where a shape's
   // columns fit them better (Conv2DBackpropInput's fit to dx channels, the filter gradient's
   // narrow output channels) or GRADRT_CPU_TILES names them.
+  if (m == Microarch::zen5 && isa == Isa::avx512) {
+    // The filter gradient's next-chunk prefetch (as on Sapphire Rapids, x + dy >= 4 MiB, at
+    // most 1 MiB ahead) where a chunk's tiles do >= 2048 FLOPs per line prefetched: batch-8 3x3
+    // s1 and 1x1 256->512 rows 0.97x the time at 1 thread (s2 0.99x; 2 threads 0.98-1.02x, noisy),
+    // batch 1 and the Keras batch-32 rows 0.99-1.01x; ungated, the Keras 1x1 32->32 and 64->64
+    // rows (~400 and ~1150 FLOPs per line) took 1.01-1.04x (Zen 5, 1 MiB L2, session 29, cli_ab
+    // 5-7 rounds; bench/results.txt).
+    t.filter_chunk_prefetch = true;
+    t.filter_chunk_prefetch_min_flops = 2048;
+  }
   if (m == Microarch::sapphire_rapids && (isa == Isa::avx512 || isa == Isa::avx2)) {
     // Emerald Rapids (bench/results_xeon_emr.txt): 6x4 (6 broadcasts and 4 vector loads per 24
     // FMAs, against 12 and 2) took 0.92-0.94x the time of 12x2 for the input gradients and
@@ -255,9 +265,20 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       if (val != "0" && val != "1") return false;
       t.filter_few_c_prefetch = val == "1";
     } else if (key == "chunk_pf") {  // filter gradient: a K chunk's later tiles prefetch the next one
+      // 0 | 1 | 1/FROM_KIB/AHEAD_KIB[/MIN_FLOPS_PER_LINE] (x + dy from which it runs, most KiB ahead)
+      long long f[4] = {-1, -1, -1, -1};
+      char tail = 0;
       const std::string val(v, vn);
-      if (val != "0" && val != "1") return false;
-      t.filter_chunk_prefetch = val == "1";
+      const int got = std::sscanf(val.c_str(), "%lld/%lld/%lld/%lld%c", &f[0], &f[1], &f[2], &f[3], &tail);
+      if ((got != 1 && got != 3 && got != 4) || (f[0] != 0 && f[0] != 1) ||
+          val.find_first_not_of("0123456789/") != std::string::npos || val.back() == '/')
+        return false;
+      t.filter_chunk_prefetch = f[0] == 1;
+      if (got >= 3) {
+        t.filter_chunk_prefetch_bytes = int64_t(f[1]) << 10;
+        t.filter_chunk_prefetch_ahead = int64_t(f[2]) << 10;
+      }
+      if (got == 4) t.filter_chunk_prefetch_min_flops = f[3];
     } else if (key == "input_stream") {  // the 1x1 streaming input gradient up to this many dx channels (0: off)
       long long a = -1;
       char tail = 0;
@@ -319,9 +340,13 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
 
 std::string describe(const ConvTuning& t) {
   const auto kib = [](int64_t bytes) { return std::to_string(bytes >> 10); };
+  const std::string min_flops = t.filter_chunk_prefetch_min_flops > 0
+                                    ? ", " + std::to_string(t.filter_chunk_prefetch_min_flops) + " FLOP per line"
+                                    : "";
   const std::string chunk_pf = t.filter_chunk_prefetch
                                    ? " (next chunk prefetched from " + kib(t.filter_chunk_prefetch_bytes) +
-                                         " KiB of x + dy, up to " + kib(t.filter_chunk_prefetch_ahead) + " KiB)"
+                                         " KiB of x + dy, up to " + kib(t.filter_chunk_prefetch_ahead) + " KiB" +
+                                         min_flops + ")"
                                    : "";
   const std::string few_c_pf = t.filter_few_c_prefetch
                                    ? " (next segment prefetched from " + kib(t.filter_few_c_prefetch_bytes) + " KiB of dy)"

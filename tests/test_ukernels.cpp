@@ -383,7 +383,7 @@ TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at e
     }
   }
   // The prefetch of the next K chunk (ConvTuning::filter_chunk_prefetch), from any size of x + dy
-  // and any lines ahead here: the shapes above in slices of 50 pixels and K chunks of 40 (the next
+  // and any lines ahead and FLOPs per line here: the shapes above in slices of 50 pixels and K chunks of 40 (the next
   // chunk of the slice or of the next one; padded, grouped, dilated, VALID), 1x1 32->32 at 16 x
   // 32x32 and 64->96 at 8 x 32x32 (several panels), 3x3 s2 24->40 at 8 x 72x72 (x rows under the
   // chunk's output rows, across images), the last three at the row's sizes; with it and without,
@@ -397,6 +397,7 @@ TEST_CASE("cpu: conv filter gradient in K slices (conv2d_backprop_filter.h) at e
     no_pf_any.filter_k_narrow = pf_any.filter_k_narrow = no_pf_any.filter_k_wide = pf_any.filter_k_wide = 40;
     no_pf_any.filter_chunk_prefetch = false, pf_any.filter_chunk_prefetch = true;
     pf_any.filter_chunk_prefetch_bytes = 0, pf_any.filter_chunk_prefetch_ahead = int64_t{1} << 40;
+    pf_any.filter_chunk_prefetch_min_flops = 0;
     for (const gradrt::ConvParams& p : shapes) check_same_filter_bits(isa, no_pf_any, pf_any, p, rng);
     for (const gradrt::ConvParams& p : {test::same_conv_params(16, 32, 32, 32, 32, 1, 1),
                                         test::same_conv_params(8, 32, 32, 64, 96, 1, 1),
@@ -495,6 +496,18 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   check_flag("filter_stack", &simd::ConvTuning::filter_few_c_stack, "-1");
   check_flag("few_c_pf", &simd::ConvTuning::filter_few_c_prefetch, "2");
   check_flag("chunk_pf", &simd::ConvTuning::filter_chunk_prefetch, "on");
+  CHECK(simd::apply_tiles_override(Isa::avx512, "chunk_pf=1/2048/256", &s));
+  CHECK(s.filter_chunk_prefetch);
+  CHECK((s.filter_chunk_prefetch_bytes == 2048 << 10 && s.filter_chunk_prefetch_ahead == 256 << 10));
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).filter_chunk_prefetch_min_flops == 0);
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).filter_chunk_prefetch);
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).filter_chunk_prefetch_min_flops == 2048);
+  CHECK_FALSE(simd::conv_tuning(Isa::avx2, simd::Microarch::zen5).filter_chunk_prefetch);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "chunk_pf=1/2048/256/3000", &s));
+  CHECK(s.filter_chunk_prefetch_min_flops == 3000);
+  for (const char* bad : {"chunk_pf=1/2048", "chunk_pf=2/1/1", "chunk_pf=1/-1/8", "chunk_pf=1/8/8x", "chunk_pf=1/8/8/",
+                          "chunk_pf=1/8/8/8/8"})
+    CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
   check_flag("filter_oc", &simd::ConvTuning::filter_oc_blocks, "yes");
   CHECK(simd::apply_tiles_override(Isa::avx512, "bn_rev=16/64", &s));
   CHECK((s.bn_grad_dx_reverse_bytes == 16 << 10 && s.bn_grad_dx_reverse_bytes_mt == 64 << 10));

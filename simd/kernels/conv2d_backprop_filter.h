@@ -227,7 +227,12 @@ void conv2d_backprop_filter_tiled(const Exec& exec, const ConvTuning& tuning, co
             x_next = lines_of(x, affine ? std::pair{kn * in_c, (kn + kcn) * in_c}
                                         : p.x_rows_under(kn / out_w, (kn + kcn - 1) / out_w));
             dy_next = lines_of(dy, {kn * p.out_c, (kn + kcn) * p.out_c});
-            if ((x_next.count + dy_next.count) * 64 <= tuning.filter_chunk_prefetch_ahead)
+            // This thread's FLOPs on the chunk (items of MR rows by npb panels of NR, kc deep)
+            // per line prefetched: the gate filter_chunk_prefetch_min_flops.
+            const int64_t lines = x_next.count + dy_next.count;
+            const int64_t flops = 2 * kc * MR * NR * npb * (i1 - i0);
+            if (lines * 64 <= tuning.filter_chunk_prefetch_ahead &&
+                flops >= lines * tuning.filter_chunk_prefetch_min_flops)
               pf_calls = (i1 - i0 - 1) * npb;
           }
         }
