@@ -125,7 +125,7 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // s1 and 1x1 256->512 rows 0.97x the time at 1 thread (s2 0.99x; 2 threads 0.98-1.02x, noisy),
     // batch 1 and the Keras batch-32 rows 0.99-1.01x; ungated, the Keras 1x1 32->32 and 64->64
     // rows (~400 and ~1150 FLOPs per line) took 1.01-1.04x (Zen 5, 1 MiB L2, session 29, cli_ab
-    // 5-7 rounds; bench/results.txt).
+    // 5-7 rounds; bench/results_zen5.txt).
     t.filter_chunk_prefetch = true;
     t.filter_chunk_prefetch_min_flops = 2048;
   }

@@ -161,6 +161,23 @@ void few_c_stack_ukernel(int ky, int nrv, int64_t j, int64_t nrows, int64_t ncol
   else if (ky == 3) nrv == 2 ? with.template operator()<3, 2>() : with.template operator()<3, 1>();
 }
 
+// dst[0, n) = src[0, n): whole vectors, then the tail one value at a time (a buffer row of a
+// first layer: 192 values at 64x64x3). libc's memmove took 13% of the 3x3 64x64x3->16 s2 row
+// (perf, Zen 5, batch 8); inline, that row and 64x64x3->32 took 0.94-0.98x the time, 1 and 2
+// threads, batch 1 and 8, the 7x7 and s1 rows 0.99-1.00x (cli_ab --small-c, 7 rounds).
+template <class T, class Arch>
+inline void copy_values(T* dst, const T* src, int64_t n) {
+  using V = Vec<T, Arch>;
+  constexpr int64_t L = V::width;
+  int64_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L) {
+    const auto a = V::load(src + i), b = V::load(src + i + L), c = V::load(src + i + 2 * L), d = V::load(src + i + 3 * L);
+    V::store(dst + i, a), V::store(dst + i + L, b), V::store(dst + i + 2 * L, c), V::store(dst + i + 3 * L, d);
+  }
+  for (; i + L <= n; i += L) V::store(dst + i, V::load(src + i));
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
 // Vectors of out_c per single-row tile: 1 or 2 (every unit's default GEMM tile has 2; a wider
 // one is capped at 2).
 constexpr int kFewCVecMax = kFewCVec < 2 ? kFewCVec : 2;
@@ -283,7 +300,7 @@ void conv2d_backprop_filter_few_c(const Exec& exec, const ConvParams& p, const C
           T* dst = xb + b_lo * ci + j * rowlen;
           const size_t bytes = sizeof(T) * size_t((b_hi - b_lo) * ci);
           if (iy < 0 || iy >= in_h) std::memset(static_cast<void*>(dst), 0, bytes);
-          else std::memcpy(dst, x + ((n * in_h + iy) * in_w + b_lo - pl) * ci, bytes);
+          else copy_values<T, Arch>(dst, x + ((n * in_h + iy) * in_w + b_lo - pl) * ci, (b_hi - b_lo) * ci);
         }
         const T* dyr = dy + r * p.out_w * co;  // the segment's pixels, consecutive in dy
         const int64_t ars = sh * rowlen, acs = sw * ci;
