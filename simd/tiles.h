@@ -67,6 +67,17 @@ struct ConvTuning {
   // Conv2DBackpropInput: an interior tile prefetches the next tile's dy lines under every
   // tap row (Zen 5: 1-7% faster; Emerald Rapids: 2-3% slower).
   bool input_prefetch_dy = true;
+  // Conv2DBackpropInput, dx of input_prefetch_dx_bytes or more, column stride 1: an interior
+  // tile prefetches the next tile's dx lines before its stores (Zen 5: 3x3 s1 56x56x64 batch 8
+  // 0.96x the time, 1 and 2 threads). Same bits. On: input_dxpf=1[/FROM_KIB].
+  bool input_prefetch_dx = false;
+  int64_t input_prefetch_dx_bytes = int64_t{4} << 20;
+  // Conv2DBackpropInput, dy of input_k_block_bytes or more, one K run per tile longer than
+  // input_k_block values (a 1x1 with many dy channels): the run is cut into blocks of that many,
+  // each over every column panel (the tile's A block stays in L1 across the panels; the sums
+  // carry over in k order: same bits). 0: off. On: input_kb=K[/FROM_KIB].
+  int64_t input_k_block = 0;
+  int64_t input_k_block_bytes = int64_t{4} << 20;
   // DepthwiseConv2dNativeBackpropFilter, 3x3 chunks over 8 MB of x + dy: each row chunk's
   // first item prefetches the next row's lines (Zen 5: 0.6 -> 0.4-0.5 ms at 8x56x56x144 s2;
   // Emerald Rapids: 1.2-1.4x the time).

@@ -128,6 +128,11 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // 5-7 rounds; bench/results_zen5.txt).
     t.filter_chunk_prefetch = true;
     t.filter_chunk_prefetch_min_flops = 2048;
+    // The input gradient's dx prefetch and K blocks of 256 (dx / dy >= 4 MiB): 3x3 s1 56x56x64
+    // batch 8 0.95x the time at 1 and 2 threads, 1x1 28x28x256->512 batch 8 0.96-0.98x, batch
+    // 1 and the Keras batch-32 rows 0.99-1.01x (Zen 5, session 30, cli_ab 5 rounds).
+    t.input_prefetch_dx = true;
+    t.input_k_block = 256;
   }
   if (m == Microarch::sapphire_rapids && (isa == Isa::avx512 || isa == Isa::avx2)) {
     // Emerald Rapids (bench/results_xeon_emr.txt): 6x4 (6 broadcasts and 4 vector loads per 24
@@ -308,6 +313,25 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
       t.input_prefetch_dy = val == "1";
+    } else if (key == "input_dxpf") {  // 0 | 1 | 1/FROM_KIB (of dx)
+      long long on = -1, from = -1;
+      char tail = 0;
+      const std::string val(v, vn);
+      const int got = std::sscanf(val.c_str(), "%lld/%lld%c", &on, &from, &tail);
+      if (!(got == 2 && on == 1 && from >= 0) && !(std::sscanf(val.c_str(), "%lld%c", &on, &tail) == 1 && (on == 0 || on == 1)))
+        return false;
+      t.input_prefetch_dx = on == 1;
+      if (got == 2) t.input_prefetch_dx_bytes = int64_t(from) << 10;
+    } else if (key == "input_kb") {  // K (0: off) | K/FROM_KIB (of dy)
+      long long k = -1, from = -1;
+      char tail = 0;
+      const std::string val(v, vn);
+      const int got = std::sscanf(val.c_str(), "%lld/%lld%c", &k, &from, &tail);
+      if (!(got == 2 && k >= 0 && from >= 0) && !(std::sscanf(val.c_str(), "%lld%c", &k, &tail) == 1 && k >= 0))
+        return false;
+      if (k > (int64_t{1} << 30)) return false;
+      t.input_k_block = k;
+      if (got == 2) t.input_k_block_bytes = int64_t(from) << 10;
     } else if (key == "bn_rev") {  // FusedBatchNormGrad dx pass last chunk first up to this many KiB of dy + x
       // KIB (any thread count) or KIB/KIB_ON_2_OR_MORE_THREADS
       long long a = -1, b = -1;
@@ -348,6 +372,11 @@ std::string describe(const ConvTuning& t) {
                                          " KiB of x + dy, up to " + kib(t.filter_chunk_prefetch_ahead) + " KiB" +
                                          min_flops + ")"
                                    : "";
+  const std::string input_more =
+      (t.input_prefetch_dx ? ", input dx prefetch from " + kib(t.input_prefetch_dx_bytes) + " KiB" : std::string()) +
+      (t.input_k_block > 0 ? ", input K blocks of " + std::to_string(t.input_k_block) + " from " +
+                                 kib(t.input_k_block_bytes) + " KiB of dy"
+                           : std::string());
   const std::string few_c_pf = t.filter_few_c_prefetch
                                    ? " (next segment prefetched from " + kib(t.filter_few_c_prefetch_bytes) + " KiB of dy)"
                                    : "";
@@ -355,7 +384,7 @@ std::string describe(const ConvTuning& t) {
   std::snprintf(buf, sizeof buf,
                 "input %dx%d%s, filter %dx%d, conv2d %dx%d, filter K %lld/%lld%s, filter K slices %lld/%lld/%lld, filter oc blocks %s, input dy prefetch %s, filter few-c to %lld%s%s, "
                 "depthwise filter prefetch %s, batch-norm dx NT from %lld KiB, reversed to %lld KiB (%lld on 2+ threads), "
-                "input 1x1 stream to %lld (prefetch %s), input edge groups %s, input dy pad %s%s",
+                "input 1x1 stream to %lld (prefetch %s), input edge groups %s, input dy pad %s%s%s",
                 t.backprop_input.rows, t.backprop_input.vectors,
                 t.input_fit_columns ? " (fit to dx channels)" : "", t.backprop_filter.rows, t.backprop_filter.vectors,
                 t.conv2d.rows, t.conv2d.vectors, static_cast<long long>(t.filter_k_narrow),
@@ -370,7 +399,7 @@ std::string describe(const ConvTuning& t) {
                 static_cast<long long>(t.bn_reverse_bytes(2) >> 10),
                 static_cast<long long>(t.input_stream_max),
                 t.input_stream_prefetch ? "on" : "off", t.input_edge_groups ? "on" : "off", t.input_pad_dy ? "on" : "off",
-                t.input_pad_dy && t.input_pad_rows ? " (row tiles)" : "");
+                t.input_pad_dy && t.input_pad_rows ? " (row tiles)" : "", input_more.c_str());
   return buf;
 }
 

@@ -71,6 +71,22 @@ void test_rows(simd::Isa isa, const simd::GemmUkernel& u, std::mt19937& rng) {
           u.rows(ntaps, kc, a.data(), as, b.data(), cp.data(), mr, nr);
           const std::string at = who + " ntaps=" + std::to_string(ntaps) + " kc=" + std::to_string(kc) +
                                  " mr=" + std::to_string(mr) + " nr=" + std::to_string(nr);
+          if (ntaps == 1 && kc > 1) {
+            // rows_acc: the first k1 values by rows, the rest added by rows_acc from k1 on: the
+            // same bits as one call (each sum one chain of FMAs in k order), nothing outside the tile.
+            const int64_t k1 = kc / 2;
+            std::vector<std::vector<float>> c2(size_t(MR), std::vector<float>(size_t(NR + 1), kSentinel));
+            std::vector<float*> cp2(static_cast<size_t>(MR));
+            std::vector<const float*> a2(a.size());
+            for (int64_t i = 0; i < MR; ++i) cp2[size_t(i)] = c2[size_t(i)].data();
+            u.rows(1, k1, a.data(), as, b.data(), cp2.data(), mr, nr);
+            for (size_t r = 0; r < a.size(); ++r) a2[r] = a[r] + k1;
+            const float* b2 = b[0] + k1 * NR;
+            u.rows_acc(1, kc - k1, a2.data(), as, &b2, cp2.data(), mr, nr);
+            for (int64_t i = 0; i < MR; ++i)
+              if (std::memcmp(c2[size_t(i)].data(), c[size_t(i)].data(), sizeof(float) * size_t(NR + 1)) != 0)
+                FAIL_CHECK(at << ": rows + rows_acc differ from one rows call in row " << i);
+          }
           for (int64_t i = 0; i < MR; ++i)
             for (int64_t j = 0; j <= NR; ++j) {
               if (i >= mr || j >= nr) {
@@ -151,19 +167,24 @@ FilterOperands filter_operands(const gradrt::ConvParams& p, std::mt19937& rng) {
           std::vector<float>(size_t(p.w_elements()))};
 }
 
-// The filter gradient of p (random operands, 2 threads) at `isa` under tunings a and b: the same bits.
-void check_same_filter_bits(simd::Isa isa, const simd::ConvTuning& a, const simd::ConvTuning& b,
-                            const gradrt::ConvParams& p, std::mt19937& rng) {
+// Gradient `k` of p (random operands, 2 threads) at `isa` under tunings a and b: the same bits.
+void check_same_bits(simd::Isa isa, const simd::ConvTuning& a, const simd::ConvTuning& b, const gradrt::ConvParams& p,
+                     std::mt19937& rng, test::ConvKernel k) {
   CAPTURE(simd::isa_name(isa));
   CAPTURE(test::describe(p));
-  const auto [x, dy, w] = filter_operands(p, rng);
+  auto [x, dy, w] = filter_operands(p, rng);
+  if (k == test::ConvKernel::bwd_input) w = test::random_vec<float>(rng, p.w_elements());
   std::vector<float> out[2];
   for (int mode = 0; mode < 2; ++mode) {
     std::vector<test::Variant> here = cpu_variants_with(isa, mode == 0 ? a : b);
     REQUIRE(!here.empty());
-    REQUIRE(test::run_conv(here[0].backend, test::ConvKernel::bwd_filter, p, 2, x, w, dy, &out[mode]).ok());
+    REQUIRE(test::run_conv(here[0].backend, k, p, 2, x, w, dy, &out[mode]).ok());
   }
   CHECK(test::same_bits(out[0], out[1]));
+}
+void check_same_filter_bits(simd::Isa isa, const simd::ConvTuning& a, const simd::ConvTuning& b,
+                            const gradrt::ConvParams& p, std::mt19937& rng) {
+  check_same_bits(isa, a, b, p, rng, test::ConvKernel::bwd_filter);
 }
 
 }  // namespace
@@ -176,6 +197,7 @@ TEST_CASE("cpu: GEMM micro-kernels of every ISA unit and tile against a scalar l
     for (const simd::GemmUkernel& u : t->gemm) {
       if (u.tile.rows == 0) continue;
       REQUIRE(bool(u.rows));
+      REQUIRE(bool(u.rows_acc));
       REQUIRE(bool(u.cols));
       REQUIRE(bool(u.cols_strided));
       REQUIRE(bool(u.cols_pf));
@@ -189,6 +211,32 @@ TEST_CASE("cpu: GEMM micro-kernels of every ISA unit and tile against a scalar l
     }
   }
   CHECK(tested >= 3);  // scalar's tile and its two remainder variants at least
+}
+
+// ConvTuning::input_k_block and input_prefetch_dx, gates opened (0 bytes): the input gradient
+// with K runs cut into blocks (1x1 with 40 and 70 dy channels in blocks of 16: a short last
+// block; 40 and 24 dx channels: a partial last column panel; remainder tiles of 2MR/3 and MR/3
+// rows, which keep one run) and the next tile's dx prefetched, against the reference at 1 thread
+// and the same bits as without (2 threads, every ISA).
+TEST_CASE("cpu: input gradient K blocks and dx prefetch: reference values, the same bits") {
+  test::IsaGuard guard;
+  std::mt19937 rng(3011);
+  const std::vector<gradrt::ConvParams> shapes = {
+      test::same_conv_params(3, 7, 9, 40, 70, 1, 1), test::same_conv_params(2, 11, 13, 24, 40, 1, 1),
+      test::same_conv_params(2, 9, 30, 16, 40, 3, 1), test::same_conv_params(1, 8, 8, 33, 17, 1, 2)};
+  for (simd::Isa isa : simd::supported_isas()) {
+    const simd::ConvTuning saved = simd::cpu_tuning(isa);
+    simd::ConvTuning off = saved, on = saved;
+    off.input_k_block = 0, off.input_prefetch_dx = false;
+    on.input_k_block = 16, on.input_k_block_bytes = 0, on.input_prefetch_dx = true, on.input_prefetch_dx_bytes = 0;
+    std::vector<test::Variant> here = cpu_variants_with(isa, on);
+    for (const gradrt::ConvParams& p : shapes) {
+      test::conv_case<float>(here, test::ConvKernel::bwd_input, p, rng);
+      test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
+    }
+    for (const gradrt::ConvParams& p : shapes) check_same_bits(isa, off, on, p, rng, test::ConvKernel::bwd_input);
+    REQUIRE(simd::set_cpu_tuning(isa, saved));
+  }
 }
 
 TEST_CASE("cpu: conv drivers with every GEMM tile a unit instantiates") {
@@ -520,6 +568,21 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::conv_tuning(Isa::avx2, simd::Microarch::sapphire_rapids).filter_oc_blocks);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).filter_oc_blocks);
   check_flag("input_pf", &simd::ConvTuning::input_prefetch_dy, "2");
+  check_flag("input_dxpf", &simd::ConvTuning::input_prefetch_dx, "2");
+  CHECK(simd::apply_tiles_override(Isa::avx512, "input_dxpf=1/64,input_kb=128/32", &s));
+  CHECK((s.input_prefetch_dx && s.input_prefetch_dx_bytes == 64 << 10));
+  CHECK((s.input_k_block == 128 && s.input_k_block_bytes == 32 << 10));
+  CHECK(simd::apply_tiles_override(Isa::avx512, "input_kb=0", &s));
+  CHECK((s.input_k_block == 0 && s.input_k_block_bytes == 32 << 10));
+  for (const char* bad : {"input_dxpf=0/64", "input_dxpf=1/-1", "input_dxpf=1/", "input_kb=-1", "input_kb=8/",
+                          "input_kb=8/x", "input_kb=8/1/2"})
+    CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
+  {
+    const simd::ConvTuning z = simd::conv_tuning(Isa::avx512, simd::Microarch::zen5);
+    CHECK((z.input_prefetch_dx && z.input_k_block == 256));
+    const simd::ConvTuning d = simd::conv_tuning(Isa::avx512, simd::Microarch::unknown);
+    CHECK((!d.input_prefetch_dx && d.input_k_block == 0));
+  }
   check_flag("input_groups", &simd::ConvTuning::input_edge_groups, "on");
   CHECK(s.filter_few_c_max == 4);
   CHECK(simd::apply_tiles_override(Isa::avx512, "filter_few_c=0", &s));

@@ -253,6 +253,11 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
   const bool edge_groups = conv2d_backprop_input_edge_groups(p, MR, tu.input_edge_groups);  // merged taps only
   const DyPad pad = edge_groups ? DyPad{} : conv2d_backprop_input_dy_pad(p, MR, tu.input_pad_dy, tu.input_pad_rows, NRV);
   const bool prefetch_dy = tu.input_prefetch_dy;
+  // ConvTuning::input_prefetch_dx, input_k_block (sizes in bytes of dx, dy).
+  const bool prefetch_dx = tu.input_prefetch_dx && p.stride_w == 1 &&
+                           p.x_elements() * int64_t(sizeof(T)) >= tu.input_prefetch_dx_bytes;
+  const int64_t k_block =
+      tu.input_k_block > 0 && p.y_elements() * int64_t(sizeof(T)) >= tu.input_k_block_bytes ? tu.input_k_block : 0;
   int64_t tiles = 0, max_ctaps = 0, ngrp = 0;
   for (int64_t q = 0; q < ncls; ++q) {
     int64_t* cq = cls + q * CL;
@@ -384,6 +389,26 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
       // kMC = MR/3 row kernel where it fits (1x1 28x28: 784 pixels = 65 tiles of 12 and one
       // of 4, which cost a whole tile).
       auto run_panels = [&](int64_t g, int64_t nt, int64_t kc) {
+        if (k_block > 0 && nt == 1 && kc > k_block && mr > kMB) {
+          // One K run in blocks of k_block values, each over every panel: the tile's A block
+          // (MR x k_block values) stays in L1 while the panels' B blocks stream past it (one
+          // 512-value run of 12 pixels is 24 KB, a 32-column panel of it 64 KB: A was read
+          // from L2 again for each panel). Block k0 > 0 adds onto the stored sums: same bits.
+          for (int64_t k0 = 0; k0 < kc; k0 += k_block) {
+            const int64_t kb = imin(k_block, kc - k0);
+            const T* ak[MR];
+            for (int64_t i = 0; i < MR; ++i) ak[i] = a[i] + k0;
+            for (int64_t j = 0; j < np; ++j) {
+              T* cj[MR];
+              for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * fic + j * NR;
+              const T* bj = b[0] + j * panel + k0 * NR;
+              const int64_t nr = imin(NR, fic - j * NR);
+              if (k0 == 0) G::rows(1, kb, ak, MR, &bj, cj, mr, nr);
+              else G::rows_acc(1, kb, ak, MR, &bj, cj, mr, nr);
+            }
+          }
+          return;
+        }
         for (int64_t j = 0; j < np; ++j) {
           T* cj[MR];
           for (int64_t i = 0; i < MR; ++i) cj[i] = c[i] + g * fic + j * NR;
@@ -474,6 +499,9 @@ void conv2d_backprop_input_tiled(const Exec& exec, const ConvTuning& tu, const C
         }
         T* c0 = dx + ((n * in_h + py + aa * sh) * in_w + px + bb * sw) * in_c;
         for (int64_t i = 0; i < MR; ++i) c[i] = c0 + i * sw * in_c;
+        // The next tile's dx pixels (contiguous at column stride 1), which its stores would
+        // otherwise fetch one line at a time as they miss (a tile stores MR pixels' channels).
+        if (prefetch_dx && bb + 2 * MR <= cw) prefetch_lines<Arch>(c0 + MR * in_c, MR * in_c * int64_t(sizeof(T)));
         if (merge) {  // a tap per filter row: its kx from kxs[nkx-1] down to kxs[0]
           for (int64_t u = 0; u < nky; ++u) {
             const T* base = dy + (off0 + du[u] * row_c + dv[nkx - 1] * out_c);

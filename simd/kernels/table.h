@@ -29,6 +29,9 @@ struct GemmUkernel {
   int lanes = 1;  // floats per vector: the micro-kernel's NR is tile.vectors * lanes
   void (*rows)(int64_t ntaps, int64_t kc, const float* const* a, int64_t as, const float* const* b, float* const* c,
                int64_t mr, int64_t nr) = nullptr;
+  // rows adding to what c holds (a K block after the first; gemm.h).
+  void (*rows_acc)(int64_t ntaps, int64_t kc, const float* const* a, int64_t as, const float* const* b,
+                   float* const* c, int64_t mr, int64_t nr) = nullptr;
   void (*cols)(int64_t kc, const float* const* a, int64_t a_off, const float* b, int64_t ldb, float* c, int64_t ldc,
                int64_t mr, int64_t nr, bool accumulate) = nullptr;
   void (*cols_strided)(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,

@@ -58,11 +58,38 @@ struct Gemm {
   // Rows i >= mr still need valid a pointers (zeros) but c[i] is not touched.
   GRADRT_SIMD_NOINLINE static void rows(int64_t ntaps, int64_t kc, const T* const* a, int64_t as, const T* const* b,
                                         T* const* c, int64_t mr, int64_t nr) {
+    rows_of<false>(ntaps, kc, a, as, b, c, mr, nr);
+  }
+  // rows, adding to what c holds (rows i < mr, columns j < nr): the running sum is loaded first,
+  // so a reduction cut into K blocks adds in k order across calls, the same bits as one call.
+  GRADRT_SIMD_NOINLINE static void rows_acc(int64_t ntaps, int64_t kc, const T* const* a, int64_t as,
+                                            const T* const* b, T* const* c, int64_t mr, int64_t nr) {
+    rows_of<true>(ntaps, kc, a, as, b, c, mr, nr);
+  }
+
+ private:
+  template <bool ACC>
+  GRADRT_SIMD_INLINE static void rows_of(int64_t ntaps, int64_t kc, const T* const* a, int64_t as, const T* const* b,
+                                         T* const* c, int64_t mr, int64_t nr) {
     B acc[MR][NRV];
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
       for (int j = 0; j < NRV; ++j) acc[i][j] = V::zero();
+    if constexpr (ACC) {
+      alignas(64) T tmp[NR];
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        if (i >= mr) break;
+        if (nr == NR) {
+#pragma GCC unroll 4
+          for (int j = 0; j < NRV; ++j) acc[i][j] = V::load(c[i] + j * L);
+        } else {
+          for (int64_t j = 0; j < NR; ++j) tmp[j] = j < nr ? c[i][j] : T(0);
+          for (int j = 0; j < NRV; ++j) acc[i][j] = V::load(tmp + j * L);
+        }
+      }
+    }
     for (int64_t t = 0; t < ntaps; ++t) {
       const T* ap[MR];
 #pragma GCC unroll 16
@@ -98,6 +125,7 @@ struct Gemm {
     }
   }
 
+ public:
   // c[i*ldc + j] (+)= sum_{k < kc} a[k][a_off + i] * b[k*ldb + j] for i < mr, j < nr; accumulate
   // adds to what c holds (the running sum is loaded first, so the order of additions is k
   // order across calls too). Rows i >= mr of a[k] must still be readable.
