@@ -133,6 +133,10 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // 1 and the Keras batch-32 rows 0.99-1.01x (Zen 5, session 30, cli_ab 5 rounds).
     t.input_prefetch_dx = true;
     t.input_k_block = 256;
+    // K slices up to 32 dw tiles (as on Sapphire Rapids): Keras 3x3 16x16x32->32 filter batch 32
+    // (27 tiles) 0.94x the time at 2 threads, 1.00x at 1; the other Keras rows 0.99-1.01x (Zen 5,
+    // session 30, cli_ab 5 rounds).
+    t.filter_split_tiles = 32;
   }
   if (m == Microarch::sapphire_rapids && (isa == Isa::avx512 || isa == Isa::avx2)) {
     // Emerald Rapids (bench/results_xeon_emr.txt): 6x4 (6 broadcasts and 4 vector loads per 24

@@ -579,7 +579,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
     CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
   {
     const simd::ConvTuning z = simd::conv_tuning(Isa::avx512, simd::Microarch::zen5);
-    CHECK((z.input_prefetch_dx && z.input_k_block == 256));
+    CHECK((z.input_prefetch_dx && z.input_k_block == 256 && z.filter_split_tiles == 32));
     const simd::ConvTuning d = simd::conv_tuning(Isa::avx512, simd::Microarch::unknown);
     CHECK((!d.input_prefetch_dx && d.input_k_block == 0));
   }
