@@ -134,7 +134,7 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     t.input_prefetch_dx = true;
     t.input_k_block = 256;
     // K slices up to 32 dw tiles (as on Sapphire Rapids): Keras 3x3 16x16x32->32 filter batch 32
-    // (27 tiles) 0.94x the time at 2 threads, 1.00x at 1; the other Keras rows 0.99-1.01x (Zen 5,
+    // (27 tiles) 0.94-0.95x the time at 2 threads, 1.01x at 1; other Keras rows 0.99-1.01x (Zen 5,
     // session 30, cli_ab 5 rounds).
     t.filter_split_tiles = 32;
   }
