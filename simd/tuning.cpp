@@ -322,8 +322,9 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       const std::string val(v, vn);
       const int got = std::sscanf(val.c_str(), "%lld/%lld%c", &on, &from, &tail);
-      if (!(got == 2 && on == 1 && from >= 0) && !(std::sscanf(val.c_str(), "%lld%c", &on, &tail) == 1 && (on == 0 || on == 1)))
-        return false;
+      if (got == 2 && from > (1LL << 40)) return false;  // KiB: the shift below stays in range
+      const bool plain = got != 2 && std::sscanf(val.c_str(), "%lld%c", &on, &tail) == 1 && (on == 0 || on == 1);
+      if (!(got == 2 && on == 1 && from >= 0) && !plain) return false;
       t.input_prefetch_dx = on == 1;
       if (got == 2) t.input_prefetch_dx_bytes = int64_t(from) << 10;
     } else if (key == "input_kb") {  // K (0: off) | K/FROM_KIB (of dy)
@@ -331,8 +332,9 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       const std::string val(v, vn);
       const int got = std::sscanf(val.c_str(), "%lld/%lld%c", &k, &from, &tail);
-      if (!(got == 2 && k >= 0 && from >= 0) && !(std::sscanf(val.c_str(), "%lld%c", &k, &tail) == 1 && k >= 0))
-        return false;
+      if (got == 2 && from > (1LL << 40)) return false;
+      const bool plain = got != 2 && std::sscanf(val.c_str(), "%lld%c", &k, &tail) == 1 && k >= 0;
+      if (!(got == 2 && k >= 0 && from >= 0) && !plain) return false;
       if (k > (int64_t{1} << 30)) return false;
       t.input_k_block = k;
       if (got == 2) t.input_k_block_bytes = int64_t(from) << 10;

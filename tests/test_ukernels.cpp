@@ -220,6 +220,7 @@ TEST_CASE("cpu: GEMM micro-kernels of every ISA unit and tile against a scalar l
 // and the same bits as without (2 threads, every ISA).
 TEST_CASE("cpu: input gradient K blocks and dx prefetch: reference values, the same bits") {
   test::IsaGuard guard;
+  test::TuningGuard tuning_guard;
   std::mt19937 rng(3011);
   const std::vector<gradrt::ConvParams> shapes = {
       test::same_conv_params(3, 7, 9, 40, 70, 1, 1), test::same_conv_params(2, 11, 13, 24, 40, 1, 1),
@@ -235,7 +236,6 @@ TEST_CASE("cpu: input gradient K blocks and dx prefetch: reference values, the s
       test::conv_case<double>(here, test::ConvKernel::bwd_input, p, rng);
     }
     for (const gradrt::ConvParams& p : shapes) check_same_bits(isa, off, on, p, rng, test::ConvKernel::bwd_input);
-    REQUIRE(simd::set_cpu_tuning(isa, saved));
   }
 }
 
@@ -575,7 +575,7 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK(simd::apply_tiles_override(Isa::avx512, "input_kb=0", &s));
   CHECK((s.input_k_block == 0 && s.input_k_block_bytes == 32 << 10));
   for (const char* bad : {"input_dxpf=0/64", "input_dxpf=1/-1", "input_dxpf=1/", "input_kb=-1", "input_kb=8/",
-                          "input_kb=8/x", "input_kb=8/1/2"})
+                          "input_kb=8/x", "input_kb=8/1/2", "input_kb=8/99999999999999", "input_dxpf=1/99999999999999"})
     CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
   {
     const simd::ConvTuning z = simd::conv_tuning(Isa::avx512, simd::Microarch::zen5);

@@ -62,7 +62,8 @@ template <class Arch, int MR, int NRV>
 void fill_gemm_ukernels(GemmUkernel* g) {
   auto one = [&]<int R>(GemmUkernel& u) {
     using G = Gemm<float, Arch, R, NRV>;
-    u = GemmUkernel{GemmTile{R, NRV}, int(G::L), &G::rows, &G::rows_acc, &G::cols, &G::cols_strided, &G::cols_pf, &G::cols_strided_pf};
+    u = GemmUkernel{GemmTile{R, NRV}, int(G::L), &G::rows, &G::rows_acc, &G::cols, &G::cols_strided,
+                    &G::cols_pf, &G::cols_strided_pf};
   };
   one.template operator()<MR>(g[0]);
   one.template operator()<rows_b(MR)>(g[1]);

@@ -171,7 +171,8 @@ inline void copy_values(T* dst, const T* src, int64_t n) {
   constexpr int64_t L = V::width;
   int64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L) {
-    const auto a = V::load(src + i), b = V::load(src + i + L), c = V::load(src + i + 2 * L), d = V::load(src + i + 3 * L);
+    const auto a = V::load(src + i), b = V::load(src + i + L);
+    const auto c = V::load(src + i + 2 * L), d = V::load(src + i + 3 * L);
     V::store(dst + i, a), V::store(dst + i + L, b), V::store(dst + i + 2 * L, c), V::store(dst + i + 3 * L, d);
   }
   for (; i + L <= n; i += L) V::store(dst + i, V::load(src + i));
