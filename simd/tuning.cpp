@@ -228,6 +228,21 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
   return t;
 }
 
+// "N" or "N/KIB" (N >= 0; KIB in [0, 2^40], so that KIB << 10 stays in range): *kib = -1 without one.
+bool value_and_kib(const std::string& val, int64_t* n, int64_t* kib) {
+  long long a = -1, b = -1;
+  char tail = 0;
+  const int got = std::sscanf(val.c_str(), "%lld/%lld%c", &a, &b, &tail);
+  if (got == 2) {
+    if (a < 0 || b < 0 || b > (1LL << 40)) return false;
+    *n = a, *kib = b;
+    return true;
+  }
+  if (std::sscanf(val.c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
+  *n = a, *kib = -1;
+  return true;
+}
+
 bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
   ConvTuning t = *out;
   const char* s = spec;
@@ -318,26 +333,15 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       if (val != "0" && val != "1") return false;
       t.input_prefetch_dy = val == "1";
     } else if (key == "input_dxpf") {  // 0 | 1 | 1/FROM_KIB (of dx)
-      long long on = -1, from = -1;
-      char tail = 0;
-      const std::string val(v, vn);
-      const int got = std::sscanf(val.c_str(), "%lld/%lld%c", &on, &from, &tail);
-      if (got == 2 && from > (1LL << 40)) return false;  // KiB: the shift below stays in range
-      const bool plain = got != 2 && std::sscanf(val.c_str(), "%lld%c", &on, &tail) == 1 && (on == 0 || on == 1);
-      if (!(got == 2 && on == 1 && from >= 0) && !plain) return false;
+      int64_t on = 0, from = -1;
+      if (!value_and_kib(std::string(v, vn), &on, &from) || on > 1 || (on == 0 && from >= 0)) return false;
       t.input_prefetch_dx = on == 1;
-      if (got == 2) t.input_prefetch_dx_bytes = int64_t(from) << 10;
+      if (from >= 0) t.input_prefetch_dx_bytes = from << 10;
     } else if (key == "input_kb") {  // K (0: off) | K/FROM_KIB (of dy)
-      long long k = -1, from = -1;
-      char tail = 0;
-      const std::string val(v, vn);
-      const int got = std::sscanf(val.c_str(), "%lld/%lld%c", &k, &from, &tail);
-      if (got == 2 && from > (1LL << 40)) return false;
-      const bool plain = got != 2 && std::sscanf(val.c_str(), "%lld%c", &k, &tail) == 1 && k >= 0;
-      if (!(got == 2 && k >= 0 && from >= 0) && !plain) return false;
-      if (k > (int64_t{1} << 30)) return false;
+      int64_t k = 0, from = -1;
+      if (!value_and_kib(std::string(v, vn), &k, &from) || k > (int64_t{1} << 30)) return false;
       t.input_k_block = k;
-      if (got == 2) t.input_k_block_bytes = int64_t(from) << 10;
+      if (from >= 0) t.input_k_block_bytes = from << 10;
     } else if (key == "bn_rev") {  // FusedBatchNormGrad dx pass last chunk first up to this many KiB of dy + x
       // KIB (any thread count) or KIB/KIB_ON_2_OR_MORE_THREADS
       long long a = -1, b = -1;
