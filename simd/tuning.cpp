@@ -115,10 +115,32 @@ const char* microarch_name(Microarch m) {
 ConvTuning conv_tuning(Isa isa, Microarch m) {
   const GemmTile d = unit_tiles(isa).gemm[0];
   ConvTuning t{.conv2d = d, .backprop_input = d, .backprop_filter = d};
-  // zen4, zen5 (avx512 12x2, filter K 512/256) and the AVX2 EPYC (avx2 6x2): the defaults,
-  // tuned there in sessions 2-7. The avx2 unit's 4x3 and 12x1 tiles run only where a shape's
+  // The defaults (avx512 12x2, filter K 512/256; avx2 6x2) were tuned on Zen 4 / Zen 5 and the
+  // AVX2 EPYC in sessions 2-7; the zen4 and zen5 rows below change what was measured better since. The avx2 unit's 4x3 and 12x1 tiles run only where a shape's
   // columns fit them better (Conv2DBackpropInput's fit to dx channels, the filter gradient's
   // narrow output channels) or GRADRT_CPU_TILES names them.
+  if (m == Microarch::zen4 && isa == Isa::avx512) {
+    // Zen 4 (EPYC Genoa, family 0x19 model 0x11: 32 KiB L1d, 1 MiB L2, AVX-512 on 256-bit pipes;
+    // session 31, cli_ab 3 rounds; bench/results_zen4.txt). The input gradient on 6x4: 0.92-0.97x
+    // the time of 12x2 on every 3x3 and 1x1 row with 64 or more dx channels, 1 and 2 threads, batch
+    // 1 and 8 (Keras 16x16x64->128 s2 0.95x; 32 or fewer dx channels keep 12x2 through the fit).
+    // Its 12x2 k loop parks three of the twelve dy row pointers in xmm registers (vmovq back every
+    // k step); 6x4 needs six. The filter gradient keeps 12x2 (6x4: 0.99-1.04x).
+    t.backprop_input = GemmTile{6, 4};
+    // No oc blocks (as on the Intel row): 1x1 28x28x256->512 filter gradient at 2 threads 0.72x
+    // the time at batch 1, 0.955x at batch 8; 1 thread and the Keras rows 0.98-1.01x.
+    t.filter_oc_blocks = false;
+    // The filter gradient's next-chunk prefetch with Zen 5's gates: batch-8 3x3 s2 0.96-0.97x, 1x1
+    // 256->512 0.97x; batch 1 and the Keras rows 0.98-1.01x.
+    t.filter_chunk_prefetch = true;
+    t.filter_chunk_prefetch_min_flops = 2048;
+    // K slices up to 32 dw tiles: Keras 3x3 16x16x32->32 filter batch 32 0.95x the time at 2
+    // threads (1 thread 0.995x), other Keras rows 0.98-1.01x.
+    t.filter_split_tiles = 32;
+    // The few-c filter gradient's next-segment prefetch (from 2 MiB of dy): batch 32 at 1 thread
+    // 0.91-0.98x (3x3 64x64x3->16 s2 0.91x), at 2 threads 0.98-1.02x; batch 1 and 8 below the gate.
+    t.filter_few_c_prefetch = true;
+  }
   if (m == Microarch::zen5 && isa == Isa::avx512) {
     // The filter gradient's next-chunk prefetch (as on Sapphire Rapids, x + dy >= 4 MiB, at
     // most 1 MiB ahead) where a chunk's tiles do >= 2048 FLOPs per line prefetched: batch-8 3x3
