@@ -2,8 +2,8 @@
 // microarchitecture: the unit of an ISA instantiates a few GEMM tiles (tiles.h Tiles::gemm),
 // and the table in tuning.cpp says which one each driver runs on which CPU, keyed by cpuid
 // vendor, family and model (as oneDNN's and XNNPACK's per-uarch configs). A CPU the table
-// does not know gets the unit's defaults, the tiles measured best on AMD Zen 5 / Zen 4
-// (avx512) and on an AVX2-only EPYC (avx2).
+// does not know gets the unit's defaults, the tiles measured best on AMD Zen 5 (avx512) and on an
+// AVX2-only EPYC (avx2).
 //
 // GRADRT_CPU_TILES overrides entries for measurements, e.g.
 //   GRADRT_CPU_TILES=input=6x4,filter=12x2,conv2d=12x2,filter_k=512/256,filter_split=1024/1024/16,filter_oc=0,input_pf=0,input_dxpf=1/4096,input_kb=256/4096,input_fit=0,input_groups=0,input_pad=0,input_rows=0,filter_few_c=0,filter_stack=0,few_c_pf=1,chunk_pf=1/4096/1024/2048,dwf_pf=1
