@@ -124,8 +124,9 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // session 31, cli_ab 3 rounds; bench/results_zen4.txt). The input gradient on 6x4: 0.92-0.97x
     // the time of 12x2 on every 3x3 and 1x1 row with 64 or more dx channels, 1 and 2 threads, batch
     // 1 and 8 (Keras 16x16x64->128 s2 0.95x; 32 or fewer dx channels keep 12x2 through the fit).
-    // Its 12x2 k loop parks three of the twelve dy row pointers in xmm registers (vmovq back every
-    // k step); 6x4 needs six. The filter gradient keeps 12x2 (6x4: 0.99-1.04x).
+    // Not the k loop itself: alone (B in L1) every tile runs at 113-116 of 117 GFLOP/s here; in the op
+    // the 6x4 loop's half as many dy rows per tile measured better. The filter gradient keeps 12x2
+    // (6x4: 0.99-1.04x).
     t.backprop_input = GemmTile{6, 4};
     // No oc blocks (as on the Intel row): 1x1 28x28x256->512 filter gradient at 2 threads 0.72x
     // the time at batch 1, 0.955x at batch 8; 1 thread and the Keras rows 0.98-1.01x.
