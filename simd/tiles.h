@@ -104,6 +104,13 @@ struct ConvTuning {
   int64_t bn_reverse_bytes(int threads) const {
     return threads > 1 && bn_grad_dx_reverse_bytes_mt >= 0 ? bn_grad_dx_reverse_bytes_mt : bn_grad_dx_reverse_bytes;
   }
+  // The per-channel sums of FusedBatchNorm (statistics) and FusedBatchNormGrad over inputs of at
+  // least this many bytes (x; dy + x) walk whole rows with the sums in L1 (ukernels/batch_norm.h
+  // bn_whole_row_sums; same bits) instead of blocks of channels over a chunk of rows. 0: never.
+  // Zen 4: 24 MiB (past the L3 with what the op writes). BiasAddGrad keeps its blocks: one tensor,
+  // which its blocks read at DRAM speed (Zen 4, 28.9 MB: whole rows 0.9-1.7x the time).
+  int64_t bn_whole_rows_bytes = 0;
+  bool bn_whole_rows(int64_t bytes) const { return bn_whole_rows_bytes > 0 && bytes >= bn_whole_rows_bytes; }
   // FusedBatchNormGrad (training): dx of at least this many bytes is written
   // with non-temporal stores (when vector-aligned). 0: never. Zen 5: 4 MiB (kernels/fused_batch_norm_grad.h).
   int64_t bn_grad_stream_bytes = int64_t{4} << 20;

@@ -142,6 +142,13 @@ ConvTuning conv_tuning(Isa isa, Microarch m) {
     // 0.91-0.98x (3x3 64x64x3->16 s2 0.91x), at 2 threads 0.98-1.02x; batch 1 and 8 below the gate.
     t.filter_few_c_prefetch = true;
   }
+  if (m == Microarch::zen4) {
+    // Batch-norm sums over whole rows from 24 MiB of input (session 32, cli_ab 3 rounds, 56x56x256):
+    // FusedBatchNormGrad batch 8 (51 MB of dy + x) 0.62x the time at 1 thread, 0.71x at 2 (avx2
+    // unit 0.89x), batch 4 (25.7 MB) 0.86x / 0.98x; FusedBatchNorm batch 8 0.68x / 0.82x. In the
+    // L3 the blocks stay ahead: batch 1, 2 (6.4, 12.8 MB) 1.07-1.16x, FusedBatchNorm batch 4 1.07-1.12x.
+    t.bn_whole_rows_bytes = int64_t{24} << 20;
+  }
   if (m == Microarch::zen5 && isa == Isa::avx512) {
     // The filter gradient's next-chunk prefetch (as on Sapphire Rapids, x + dy >= 4 MiB, at
     // most 1 MiB ahead) where a chunk's tiles do >= 2048 FLOPs per line prefetched: batch-8 3x3
@@ -380,6 +387,11 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
       t.bn_grad_stream_bytes = int64_t(a) << 10;
+    } else if (key == "bn_rows") {  // batch-norm / bias sums over whole rows from this many KiB (0: never)
+      long long a = -1;
+      char tail = 0;
+      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0 || a > (1LL << 40)) return false;
+      t.bn_whole_rows_bytes = int64_t(a) << 10;
     } else if (key == "dwf_pf") {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;
@@ -409,7 +421,9 @@ std::string describe(const ConvTuning& t) {
       (t.input_prefetch_dx ? ", input dx prefetch from " + kib(t.input_prefetch_dx_bytes) + " KiB" : std::string()) +
       (t.input_k_block > 0 ? ", input K blocks of " + std::to_string(t.input_k_block) + " from " +
                                  kib(t.input_k_block_bytes) + " KiB of dy"
-                           : std::string());
+                           : std::string()) +
+      (t.bn_whole_rows_bytes > 0 ? ", batch-norm sums over whole rows from " + kib(t.bn_whole_rows_bytes) + " KiB"
+                                 : std::string());
   const std::string few_c_pf = t.filter_few_c_prefetch
                                    ? " (next segment prefetched from " + kib(t.filter_few_c_prefetch_bytes) + " KiB of dy)"
                                    : "";

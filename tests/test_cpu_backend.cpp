@@ -256,10 +256,12 @@ void batch_norm_grad_layouts(uint32_t seed) {
 }
 
 // batch_norm_stats with enough channels for every block width of its row sums (8, 4, 2, 1
-// vectors and scalar channels) on every ISA.
+// vectors and scalar channels) on every ISA; the sums over whole rows (bn_whole_rows_bytes) give
+// the same bits.
 template <class T>
 void batch_norm_stats_widths(uint32_t seed) {
   IsaGuard guard;
+  TuningGuard restore;
   std::mt19937 rng(seed);
   for (int64_t C : {256, 200, 144, 115}) {
     BatchNormParams p;
@@ -274,10 +276,17 @@ void batch_norm_stats_widths(uint32_t seed) {
       CAPTURE(simd::isa_name(isa));
       CAPTURE(C);
       std::vector<T> m1, v1;
-      for (int threads : {1, 2, 3}) {
+      for (int run = 0; run < 6; ++run) {
+        const int threads = 1 + run % 3;
+        for (const auto& [i, t] : restore.saved) {
+          simd::ConvTuning tu = t;
+          tu.bn_whole_rows_bytes = run < 3 ? 0 : 1;
+          REQUIRE(simd::set_cpu_tuning(i, tu));
+        }
+        CAPTURE(run);
         std::vector<T> m(C), v(C);
         REQUIRE(gradrt::cpu_backend()->batch_norm_stats(Exec{threads}, p, x.data(), m.data(), v.data()).ok());
-        if (threads == 1) {
+        if (run == 0) {
           check_close(m, rm, double(p.rows), 3, "batch_norm_stats mean");
           check_close(v, rv, double(p.rows), 9, "batch_norm_stats variance");
           m1 = m;
@@ -299,8 +308,9 @@ TEST_CASE("cpu: FusedBatchNormGrad misaligned, odd-width and large inputs") {
 }
 
 // FusedBatchNormGrad's dx pass under its ConvTuning choices: normal or non-temporal stores
-// (bn_grad_stream_bytes), chunks in order or last first (bn_grad_dx_reverse_bytes, _mt), every ISA,
-// 1/2/3 threads; against the reference and the same bits in every configuration.
+// (bn_grad_stream_bytes), chunks in order or last first (bn_grad_dx_reverse_bytes, _mt), the sums
+// over whole rows or channel blocks (bn_whole_rows_bytes), every ISA, 1/2/3 threads; against the
+// reference and the same bits in every configuration.
 template <class T>
 void batch_norm_grad_dx_modes(uint32_t seed) {
   IsaGuard guard;
@@ -309,7 +319,7 @@ void batch_norm_grad_dx_modes(uint32_t seed) {
   struct Shape {
     int64_t rows, channels;
   };
-  for (Shape sh : {Shape{2048, 128}, Shape{1500, 80}, Shape{3000, 48}}) {
+  for (Shape sh : {Shape{2048, 128}, Shape{1500, 80}, Shape{3000, 48}, Shape{700, 300}}) {
     BatchNormGradCase<T> c(rng, sh.rows, sh.channels, true);
     const BatchNormParams& p = c.p;
     const int64_t n = c.n, C = c.C;
@@ -321,9 +331,10 @@ void batch_norm_grad_dx_modes(uint32_t seed) {
       CAPTURE(C);
       std::vector<T> first[3];
       // {reversed up to (0: never), the same on 2+ threads (-1: as at 1 thread), non-temporal dx
-      // from (0: never)}.
+      // from (0: never), whole-row sums from (0: never)}.
       const int64_t big = int64_t(1) << 40, nt = int64_t(64) << 10;
-      const int64_t configs[][3] = {{0, -1, 0}, {0, -1, nt}, {big, -1, 0}, {big, -1, nt}, {0, big, nt}, {big, 0, 0}};
+      const int64_t configs[][4] = {{0, -1, 0, 0},  {0, -1, nt, 1}, {big, -1, 0, 0},
+                                    {big, -1, nt, 1}, {0, big, nt, 0}, {big, 0, 0, 1}};
       std::vector<T> dxbuf(n + 64 / sizeof(T));
       T* pdx = dxbuf.data();
       while (reinterpret_cast<uintptr_t>(pdx) % 64 != 0) ++pdx;  // vector-aligned: the NT path
@@ -333,12 +344,14 @@ void batch_norm_grad_dx_modes(uint32_t seed) {
           tu.bn_grad_dx_reverse_bytes = cfg[0];
           tu.bn_grad_dx_reverse_bytes_mt = cfg[1];
           tu.bn_grad_stream_bytes = cfg[2];
+          tu.bn_whole_rows_bytes = cfg[3];
           REQUIRE(simd::set_cpu_tuning(i, tu));
         }
         for (int threads : {1, 2, 3}) {
           CAPTURE(cfg[0]);
           CAPTURE(cfg[1]);
           CAPTURE(cfg[2]);
+          CAPTURE(cfg[3]);
           CAPTURE(threads);
           std::fill(pdx, pdx + n, T(-7));
           std::vector<T> ds(C), d0(C);

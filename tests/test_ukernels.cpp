@@ -563,6 +563,16 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK((s.bn_grad_dx_reverse_bytes == 8 << 10 && s.bn_grad_dx_reverse_bytes_mt == -1));
   for (const char* bad : {"bn_rev=8x", "bn_rev=8/", "bn_rev=8/-1", "bn_rev=-1", "bn_rev=8/9/10"})
     CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
+  CHECK(simd::apply_tiles_override(Isa::avx512, "bn_rows=24576", &s));
+  CHECK(s.bn_whole_rows_bytes == int64_t{24} << 20);
+  CHECK((s.bn_whole_rows(int64_t{24} << 20) && !s.bn_whole_rows((int64_t{24} << 20) - 1)));
+  CHECK(simd::apply_tiles_override(Isa::avx512, "bn_rows=0", &s));
+  CHECK_FALSE(s.bn_whole_rows(int64_t{1} << 40));
+  for (const char* bad : {"bn_rows=-1", "bn_rows=8x", "bn_rows=", "bn_rows=8/8", "bn_rows=99999999999999"})
+    CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen4).bn_whole_rows_bytes == int64_t{24} << 20);
+  CHECK(simd::conv_tuning(Isa::avx2, simd::Microarch::zen4).bn_whole_rows_bytes == int64_t{24} << 20);
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).bn_whole_rows_bytes == 0);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).bn_grad_dx_reverse_bytes_mt == 64 << 20);
   CHECK_FALSE(simd::conv_tuning(Isa::avx512, simd::Microarch::sapphire_rapids).filter_oc_blocks);
   CHECK(simd::conv_tuning(Isa::avx2, simd::Microarch::sapphire_rapids).filter_oc_blocks);

@@ -252,6 +252,37 @@ void batch_norm(const Rows& u, std::mt19937& rng, Report& r) {
     }
 }
 
+// ---- the batch-norm sums walking whole rows: the bits of the channel-block sums (which batch_norm
+// above checks against double), at channel counts of several blocks and a tail.
+void bn_whole_rows(const Rows& u, std::mt19937& rng, Report& r) {
+  const int64_t ranges[][3] = {{1, 0, 1}, {9, 2, 9}, {300, 5, 300}};  // rows r0 r1
+  for (int64_t C : {int64_t(1), int64_t(u.lanes + 3), int64_t(129), int64_t(256), int64_t(300), int64_t(517)})
+    for (const auto& rg : ranges) {
+      const int64_t rows = rg[0], r0 = rg[1], r1 = rg[2], n = rows * C;
+      const size_t nc = size_t(C);
+      const Vec x = test::random_vec<float>(rng, n, -2, 3), dy = test::random_vec<float>(rng, n),
+                mean = test::random_vec<float>(rng, C);
+      Vec b[4], w[4];
+      for (int i = 0; i < 4; ++i) b[i] = with_sentinel(nc), w[i] = with_sentinel(nc);
+      u.bn_sum_x(r0, r1, C, x.data(), b[0].data());
+      u.bn_sum_sq(r0, r1, C, x.data(), mean.data(), b[1].data());
+      u.bn_grad_sums(r0, r1, C, dy.data(), x.data(), mean.data(), b[2].data(), b[3].data());
+      u.bn_sum_x_whole(r0, r1, C, x.data(), w[0].data());
+      u.bn_sum_sq_whole(r0, r1, C, x.data(), mean.data(), w[1].data());
+      u.bn_grad_sums_whole(r0, r1, C, dy.data(), x.data(), mean.data(), w[2].data(), w[3].data());
+      const std::string shape = at("whole rows r0 r1 C", {r0, r1, C});
+      for (int i = 0; i < 4; ++i) {
+        for (size_t c = 0; c < nc; ++c) r.same(w[i][c], b[i][c], shape + " sum " + std::to_string(i));
+        r.untouched(w[i], nc, shape);
+      }
+      for (size_t c = 0; c < nc; ++c) {  // and one sum against double, so a change in both is caught
+        double s = 0, m = 0;
+        for (int64_t row = r0; row < r1; ++row) s += x[size_t(row * C) + c], m += std::fabs(x[size_t(row * C) + c]);
+        r.near(w[0][c], s, m, "bn_sum_x_whole " + shape);
+      }
+    }
+}
+
 // ---- the channels-first batch-norm gradient over one plane of P values, against loops in double;
 // the non-temporal dx (into a 64-byte aligned buffer) gives the same bits as the plain one.
 void bn_grad_plane(const Rows& u, std::mt19937& rng, Report& r) {
@@ -475,6 +506,7 @@ const Tester kTesters[] = {{"relu", relu},
                            {"pooling", pooling},
                            {"fractional_pooling", fractional_pooling},
                            {"batch_norm", batch_norm},
+                           {"bn_whole_rows", bn_whole_rows},
                            {"bn_grad_plane", bn_grad_plane},
                            {"dw_row", dw_row},
                            {"dwx2_row", dwx2_row},

@@ -19,22 +19,24 @@ namespace gradrt::simd::GRADRT_SIMD_NS {
 inline int64_t bn_grain(int64_t rows) { return reduction_grain(rows, 128, 256); }
 
 template <class T, class Arch>
-void batch_norm_stats(const Exec& exec, const BatchNormParams& p, const T* x, T* mean, T* variance) {
+void batch_norm_stats(const Exec& exec, const ConvTuning& tuning, const BatchNormParams& p, const T* x, T* mean,
+                      T* variance) {
   const int64_t R = p.rows, C = p.channels;
   if (C == 0) return;
+  constexpr int U = bn_vectors<T>(kTiles);
+  const bool whole_rows = tuning.bn_whole_rows(R * C * int64_t(sizeof(T)));
   const int64_t grain = bn_grain(R), chunks = nchunks(R, grain);
   Arena scratch(exec);
   T* part = scratch.take<T>(chunks * C + 1);
   const T inv_r = R > 0 ? T(1) / T(R) : T(0);
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
-    bn_row_sums<T, Arch, bn_vectors<T>(kTiles)>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr),
-                                                BnSumX<T>{x, C});
+    bn_sums<T, Arch, U>(whole_rows, r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr), BnSumX<T>{x, C});
   });
   bn_combine<T, Arch>(chunks, part, C, C, mean);
   for (int64_t c = 0; c < C; ++c) mean[c] *= inv_r;
   par(exec, R, grain, [&](int64_t r0, int64_t r1) {
-    bn_row_sums<T, Arch, bn_vectors<T>(kTiles)>(r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr),
-                                                BnSumSq<T>{x, mean, C});
+    bn_sums<T, Arch, U>(whole_rows, r0, r1, C, part + (r0 / grain) * C, static_cast<T*>(nullptr),
+                        BnSumSq<T>{x, mean, C});
   });
   bn_combine<T, Arch>(chunks, part, C, C, variance);
   for (int64_t c = 0; c < C; ++c) variance[c] *= inv_r;

@@ -138,9 +138,15 @@ void fused_batch_norm_grad(const Exec& exec, const ConvTuning& tuning, const Bat
     planes_grad<T, Arch>(exec, tuning, p, dy, x, mean, part, sdyxc, constants, k1, k2, k3, dx, doffset);
     return;
   }
+  constexpr int U = bn_vectors<T>(kTiles);
+  const bool whole_rows = C > U * L && tuning.bn_whole_rows(2 * R * C * int64_t(sizeof(T)));
   par(exec, R, grain, [&](int64_t r0, int64_t) {
     T* s0 = part + (r0 / grain) * 2 * C;
-    bn_grad_sums<T, Arch, bn_vectors<T>(kTiles)>(r0, imin(R, r0 + grain), C, dy, x, mean, s0, s0 + C);
+    const int64_t r1 = imin(R, r0 + grain);
+    if (whole_rows)
+      bn_whole_row_sums<T, Arch>(r0, r1, C, s0, s0 + C, BnGradSum<T>{dy, x, mean, C});
+    else
+      bn_grad_sums<T, Arch, U>(r0, r1, C, dy, x, mean, s0, s0 + C);
   });
   bn_combine<T, Arch>(chunks, part, 2 * C, C, doffset);
   bn_combine<T, Arch>(chunks, part + C, 2 * C, C, sdyxc);

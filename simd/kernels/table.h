@@ -88,6 +88,11 @@ struct RowUkernels {
                     const float* o, float* y) = nullptr;
   void (*bn_grad_sums)(int64_t r0, int64_t r1, int64_t C, const float* dy, const float* x, const float* mean,
                        float* s0, float* s1) = nullptr;
+  // The three sums above walking whole rows (bn_whole_row_sums; the same bits).
+  void (*bn_sum_x_whole)(int64_t r0, int64_t r1, int64_t C, const float* x, float* s0) = nullptr;
+  void (*bn_sum_sq_whole)(int64_t r0, int64_t r1, int64_t C, const float* x, const float* mean, float* s0) = nullptr;
+  void (*bn_grad_sums_whole)(int64_t r0, int64_t r1, int64_t C, const float* dy, const float* x, const float* mean,
+                             float* s0, float* s1) = nullptr;
   void (*bn_grad_dx)(int64_t r0, int64_t r1, int64_t C, bool training, const float* dy, const float* x,
                      const float* mean, const float* k1, const float* k2, const float* k3, float* dx) = nullptr;
   // The channels-first batch-norm gradient over one plane of P values: its two sums, its dx

@@ -48,6 +48,15 @@ RowUkernels row_ukernels() {
   u.bn_combine = &bn_combine<F, Arch>;
   u.bn_affine = &bn_affine<F, Arch>;
   u.bn_grad_sums = &bn_grad_sums<F, Arch, bn_vectors<F>(kTiles)>;
+  u.bn_sum_x_whole = [](int64_t r0, int64_t r1, int64_t C, const F* x, F* s0) {
+    bn_whole_row_sums<F, Arch>(r0, r1, C, s0, static_cast<F*>(nullptr), BnSumX<F>{x, C});
+  };
+  u.bn_sum_sq_whole = [](int64_t r0, int64_t r1, int64_t C, const F* x, const F* mean, F* s0) {
+    bn_whole_row_sums<F, Arch>(r0, r1, C, s0, static_cast<F*>(nullptr), BnSumSq<F>{x, mean, C});
+  };
+  u.bn_grad_sums_whole = [](int64_t r0, int64_t r1, int64_t C, const F* dy, const F* x, const F* mean, F* s0, F* s1) {
+    bn_whole_row_sums<F, Arch>(r0, r1, C, s0, s1, BnGradSum<F>{dy, x, mean, C});
+  };
   u.bn_grad_dx = &bn_grad_dx<F, Arch>;
   u.bn_grad_plane_sums = &bn_grad_plane_sums<F, Arch>;
   u.bn_grad_plane_dx = &bn_grad_plane_dx<F, Arch>;
