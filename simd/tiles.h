@@ -111,6 +111,12 @@ struct ConvTuning {
   // which its blocks read at DRAM speed (Zen 4, 28.9 MB: whole rows 0.9-1.7x the time).
   int64_t bn_whole_rows_bytes = 0;
   bool bn_whole_rows(int64_t bytes) const { return bn_whole_rows_bytes > 0 && bytes >= bn_whole_rows_bytes; }
+  // DepthwiseConv2dNativeBackpropInput's stride-2 3-tap rows (dwx2_row): dx of at least this many
+  // bytes written with non-temporal stores (vector-aligned dx, whole vectors of channels; a normal
+  // store first reads each dx line from DRAM). 0: never. Zen 4, 56x56x144 s2 (session 32, cli_ab):
+  // batch 16 (28.9 MB of dx) 0.41x the time at 1 thread, 0.54x at 2; batch 8 (14.4 MB, the L3's
+  // size here) 0.87x at 1 thread but 2.6x at 2 when dx stayed in the L3; batch 1 1.7-2.8x. 16 MiB.
+  int64_t dw_input_stream_bytes = int64_t{16} << 20;
   // FusedBatchNormGrad (training): dx of at least this many bytes is written
   // with non-temporal stores (when vector-aligned). 0: never. Zen 5: 4 MiB (kernels/fused_batch_norm_grad.h).
   int64_t bn_grad_stream_bytes = int64_t{4} << 20;

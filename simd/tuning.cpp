@@ -387,6 +387,11 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       char tail = 0;
       if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
       t.bn_grad_stream_bytes = int64_t(a) << 10;
+    } else if (key == "dwx_stream") {  // depthwise input gradient dx non-temporal from this many KiB (0: never)
+      long long a = -1;
+      char tail = 0;
+      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0 || a > (1LL << 40)) return false;
+      t.dw_input_stream_bytes = int64_t(a) << 10;
     } else if (key == "bn_rows") {  // batch-norm / bias sums over whole rows from this many KiB (0: never)
       long long a = -1;
       char tail = 0;
@@ -423,7 +428,9 @@ std::string describe(const ConvTuning& t) {
                                  kib(t.input_k_block_bytes) + " KiB of dy"
                            : std::string()) +
       (t.bn_whole_rows_bytes > 0 ? ", batch-norm sums over whole rows from " + kib(t.bn_whole_rows_bytes) + " KiB"
-                                 : std::string());
+                                 : std::string()) +
+      (t.dw_input_stream_bytes > 0 ? ", depthwise input s2 dx NT from " + kib(t.dw_input_stream_bytes) + " KiB"
+                                   : std::string());
   const std::string few_c_pf = t.filter_few_c_prefetch
                                    ? " (next segment prefetched from " + kib(t.filter_few_c_prefetch_bytes) + " KiB of dy)"
                                    : "";

@@ -426,6 +426,55 @@ TEST_CASE("cpu: depthwise input gradient stride-2 rows vs reference") {
   }
 }
 
+// The same rows with dx written by non-temporal stores (ConvTuning::dw_input_stream_bytes):
+// vector-aligned dx takes them where the unit has them, misaligned dx and channel tails the
+// normal stores; every ISA, 1/2/3 threads, against the reference and the same bits as off.
+TEST_CASE("cpu: depthwise input gradient stride-2 rows with non-temporal dx") {
+  IsaGuard guard;
+  TuningGuard restore;
+  std::mt19937 rng(48);
+  auto row = [](int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh, int64_t fh, int64_t pt) {
+    return depthwise_geometry(n, h, w, c, fh, 3, sh, 2, pt, 0, pt, 1);
+  };
+  for (const ConvParams& p : {row(2, 6, 16, 32, 2, 3, 0), row(1, 7, 10, 19, 2, 3, 1), row(1, 4, 22, 144, 2, 3, 0),
+                              row(2, 5, 12, 48, 1, 3, 1), row(1, 9, 8, 16, 4, 3, 0)}) {
+    REQUIRE(p.in_w == 2 * p.out_w);
+    const int64_t nx = p.x_elements();
+    const auto w = random_vec<float>(rng, p.filter_h * p.filter_w * p.in_c), dy = random_vec<float>(rng, p.y_elements());
+    std::vector<float> want(size_t(nx), 0.0f);
+    REQUIRE(gradrt::reference_backend()->depthwise_conv2d_native_backprop_input(Exec{1}, p, w.data(), dy.data(),
+                                                                               want.data()).ok());
+    std::vector<float> buf(size_t(nx + 32));
+    float* aligned = buf.data();
+    while (reinterpret_cast<uintptr_t>(aligned) % 64 != 0) ++aligned;
+    for (simd::Isa isa : simd::supported_isas()) {
+      REQUIRE(simd::set_cpu_isa(isa));
+      CAPTURE(simd::isa_name(isa));
+      CAPTURE(p.in_c);
+      std::vector<float> first;
+      for (int64_t from : {int64_t(0), int64_t(1)})
+        for (float* dx : {aligned, aligned + 1})
+          for (int threads : {1, 2, 3}) {
+            for (const auto& [i, t] : restore.saved) {
+              simd::ConvTuning tu = t;
+              tu.dw_input_stream_bytes = from;
+              REQUIRE(simd::set_cpu_tuning(i, tu));
+            }
+            std::fill(dx, dx + nx, -7.0f);
+            REQUIRE(gradrt::cpu_backend()->depthwise_conv2d_native_backprop_input(Exec{threads}, p, w.data(),
+                                                                                 dy.data(), dx).ok());
+            const std::vector<float> got(dx, dx + nx);
+            if (first.empty()) {
+              check_close(got, want, 6.0, 4, "depthwise input gradient non-temporal dx");
+              first = got;
+            } else {
+              CHECK(same_bits(got, first));
+            }
+          }
+    }
+  }
+}
+
 // The filter gradient's 3x3 chunked path past its prefetch threshold (x + dy over 8 MB:
 // the first channel vector of each chunk prefetches the next row's lines, a hint that must
 // not change any result), stride 1 and 2, with the prefetch on and off (ConvTuning, per

@@ -570,6 +570,13 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK_FALSE(s.bn_whole_rows(int64_t{1} << 40));
   for (const char* bad : {"bn_rows=-1", "bn_rows=8x", "bn_rows=", "bn_rows=8/8", "bn_rows=99999999999999"})
     CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
+  CHECK(simd::apply_tiles_override(Isa::avx512, "dwx_stream=0", &s));
+  CHECK(s.dw_input_stream_bytes == 0);
+  CHECK(simd::apply_tiles_override(Isa::avx512, "dwx_stream=2048", &s));
+  CHECK(s.dw_input_stream_bytes == int64_t{2} << 20);
+  for (const char* bad : {"dwx_stream=-1", "dwx_stream=1k", "dwx_stream="})
+    CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
+  CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::unknown).dw_input_stream_bytes == int64_t{16} << 20);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen4).bn_whole_rows_bytes == int64_t{24} << 20);
   CHECK(simd::conv_tuning(Isa::avx2, simd::Microarch::zen4).bn_whole_rows_bytes == int64_t{24} << 20);
   CHECK(simd::conv_tuning(Isa::avx512, simd::Microarch::zen5).bn_whole_rows_bytes == 0);

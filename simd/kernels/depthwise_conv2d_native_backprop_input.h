@@ -45,11 +45,14 @@ size_t depthwise_conv2d_native_backprop_input_workspace(int threads, const ConvT
 }
 
 template <class T, class Arch>
-void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& p, const T* w,
-                                            const T* dy, T* dx) {
+void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvTuning& tuning, const ConvParams& p,
+                                            const T* w, const T* dy, T* dx) {
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
   const int64_t rows = p.batch * p.in_h;
   if (rows == 0 || p.in_w == 0 || C == 0) return;
+  // The dwx2 rows' dx with non-temporal stores from ConvTuning::dw_input_stream_bytes of dx.
+  const bool stream =
+      tuning.dw_input_stream_bytes > 0 && p.x_elements() * int64_t(sizeof(T)) >= tuning.dw_input_stream_bytes;
   // One contiguous run of rows per thread (no reduction: the cut may depend on threads):
   // each thread writes the same part of dx and reads the same dy rows on every call, so at
   // batch 1 they stay in its own L2 instead of moving between cores' caches.
@@ -70,7 +73,7 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvParams& 
         const T* rows[3];
         const T* wr[3];
         const int R = dwx2_filter_rows(p, n, iy, dy, w, rows, wr);
-        if (DwKernels<T, Arch>::dwx2(R, rows, wr, p.out_w, C, dx + r * p.in_w * C)) continue;
+        if (DwKernels<T, Arch>::dwx2(R, rows, wr, p.out_w, C, dx + r * p.in_w * C, stream)) continue;
       }
       for (int64_t px = 0; px < imin(p.stride_w, p.in_w); ++px) {
         int64_t nt = 0;

@@ -4,6 +4,7 @@
 // picks one per row.
 #pragma once
 
+#include "batch_norm.h"  // stream_store
 #include "depthwise.h"
 
 namespace gradrt::simd::GRADRT_SIMD_NS {
@@ -282,7 +283,9 @@ void dwx2_tail(const T* const* dyr, const T* const* wr, int R, int64_t ow, int64
 // vector, and each dy vector is loaded once (the phase-class form loads it twice).
 // dyr[r]: dy row of filter row r; wr[r]: w + ky*3*C. Channels past the last whole vector
 // go one at a time, same order (dwx2_tail).
-template <class T, class Arch, int R>
+// NT: non-temporal vector stores (dx and C*sizeof(T) multiples of the vector: each store one
+// whole line with AVX-512; the caller's bn_can_stream and alignment checks); the same values.
+template <class T, class Arch, int R, bool NT = false>
 GRADRT_SIMD_NOINLINE void dwx2_row(const T* const* dyr, const T* const* wr, int64_t ow, int64_t C, T* dx) {
   using V = Vec<T, Arch>;
   using B = typename V::type;
@@ -319,8 +322,13 @@ GRADRT_SIMD_NOINLINE void dwx2_row(const T* const* dyr, const T* const* wr, int6
         }
 #pragma GCC unroll 3
         for (int r = 0; r < R; ++r) o = V::fma(x[r], w1[r], o);
-        V::store(out, e);
-        V::store(out + C, o);
+        if constexpr (NT) {
+          stream_store<T, Arch>(out, e);
+          stream_store<T, Arch>(out + C, o);
+        } else {
+          V::store(out, e);
+          V::store(out + C, o);
+        }
         out += 2 * C;
 #pragma GCC unroll 3
         for (int r = 0; r < R; ++r) xp[r] = x[r];
@@ -328,6 +336,9 @@ GRADRT_SIMD_NOINLINE void dwx2_row(const T* const* dyr, const T* const* wr, int6
     }
   }
   dwx2_tail(dyr, wr, R, ow, C, cv, dx);
+#if defined(GRADRT_BN_STREAM)
+  if constexpr (NT) _mm_sfence();  // this thread's NT stores ordered before it reports done
+#endif
 }
 
 }  // namespace gradrt::simd::GRADRT_SIMD_NS

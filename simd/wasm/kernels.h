@@ -109,7 +109,7 @@ struct WasmDwKernels : DwRowKernels<T, Arch> {
   }
 
   // dwx2_wasm for R = 1..3 filter rows (float, the vector channels; dwx2_tail the rest).
-  static bool dwx2(int R, const T* const* rows, const T* const* wr, int64_t ow, int64_t C, T* dx) {
+  static bool dwx2(int R, const T* const* rows, const T* const* wr, int64_t ow, int64_t C, T* dx, bool) {
     if constexpr (kFloat) {
       if (R < 1 || R > 3 || C < 4) return false;
       const int64_t cv = C / 4 * 4;
