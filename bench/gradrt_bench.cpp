@@ -3,7 +3,8 @@
 //
 // Columns: ms (median of --reps runs after warm-up; with --rounds=R the median of R such), GFLOP/s (GB/s for batch norm),
 // % of the FMA peak this program measures itself (a register-only FMA loop, per thread
-// times threads), and gradrt / oneDNN speed (> 1: gradrt faster).
+// times threads), and gradrt / oneDNN speed (> 1: gradrt faster; with --rounds=R the median of
+// the R rounds' own ratios, each round's sides measured back to back: paired against drift).
 // oneDNN runs in its preferred layouts (format_tag::any for convolutions, nChw16c (--isa=avx2: nChw8c) for
 // batch norm); reorders from NHWC are done once, outside the timing. gradrt runs on NHWC
 // float32 as TF hands it, and its timing includes run_op's validation and allocation (--plan=1:
@@ -501,7 +502,11 @@ int main(int argc, char** argv) {
       const double tg = median_of(vg), to = median_of(vo), tn = median_of(vn);
       const double rg = c.work / tg * 1e-9, ro = c.work / to * 1e-9;
       const double pg = c.bandwidth ? 0 : 100 * rg / (peak1 * threads), po = c.bandwidth ? 0 : 100 * ro / (peak1 * threads);
-      const double ratio = to / tg, ratio_nhwc = tn / tg;
+      // Paired: each round's ratio of its own sides (this host's speed drifts 10-40% over
+      // minutes; a ratio of the side medians mixed rounds of different speeds).
+      std::vector<double> qo, qn;
+      for (int round = 0; round < rounds; ++round) qo.push_back(vo[round] / vg[round]), qn.push_back(vn[round] / vg[round]);
+      const double ratio = median_of(qo), ratio_nhwc = median_of(qn);
       ratios[c.group].push_back(ratio);
       ratios_nhwc[c.group].push_back(ratio_nhwc);
       const char* unit = c.bandwidth ? "GB/s" : "GFLOP/s";
