@@ -273,6 +273,15 @@ bool value_and_kib(const std::string& val, int64_t* n, int64_t* kib) {
   return true;
 }
 
+// "KIB" in [0, 2^40] as bytes.
+bool kib_bytes(const std::string& val, int64_t* bytes) {
+  long long a = -1;
+  char tail = 0;
+  if (std::sscanf(val.c_str(), "%lld%c", &a, &tail) != 1 || a < 0 || a > (1LL << 40)) return false;
+  *bytes = int64_t(a) << 10;
+  return true;
+}
+
 bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
   ConvTuning t = *out;
   const char* s = spec;
@@ -379,24 +388,15 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       const std::string val(v, vn);
       const bool two = std::sscanf(val.c_str(), "%lld/%lld%c", &a, &b, &tail) == 2;
       if (!two && std::sscanf(val.c_str(), "%lld%c", &a, &tail) != 1) return false;
-      if (a < 0 || (two && b < 0)) return false;
+      if (a < 0 || a > (1LL << 40) || (two && (b < 0 || b > (1LL << 40)))) return false;
       t.bn_grad_dx_reverse_bytes = int64_t(a) << 10;
       t.bn_grad_dx_reverse_bytes_mt = two ? int64_t(b) << 10 : -1;
     } else if (key == "bn_stream") {  // FusedBatchNormGrad dx non-temporal from this many KiB (0: never)
-      long long a = -1;
-      char tail = 0;
-      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0) return false;
-      t.bn_grad_stream_bytes = int64_t(a) << 10;
+      if (!kib_bytes(std::string(v, vn), &t.bn_grad_stream_bytes)) return false;
     } else if (key == "dwx_stream") {  // depthwise input gradient dx non-temporal from this many KiB (0: never)
-      long long a = -1;
-      char tail = 0;
-      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0 || a > (1LL << 40)) return false;
-      t.dw_input_stream_bytes = int64_t(a) << 10;
-    } else if (key == "bn_rows") {  // batch-norm / bias sums over whole rows from this many KiB (0: never)
-      long long a = -1;
-      char tail = 0;
-      if (std::sscanf(std::string(v, vn).c_str(), "%lld%c", &a, &tail) != 1 || a < 0 || a > (1LL << 40)) return false;
-      t.bn_whole_rows_bytes = int64_t(a) << 10;
+      if (!kib_bytes(std::string(v, vn), &t.dw_input_stream_bytes)) return false;
+    } else if (key == "bn_rows") {  // batch-norm sums over whole rows from this many KiB of input (0: never)
+      if (!kib_bytes(std::string(v, vn), &t.bn_whole_rows_bytes)) return false;
     } else if (key == "dwf_pf") {
       const std::string val(v, vn);
       if (val != "0" && val != "1") return false;

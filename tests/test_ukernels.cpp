@@ -561,7 +561,8 @@ TEST_CASE("cpu: tile table and GRADRT_CPU_TILES parsing") {
   CHECK((s.bn_grad_dx_reverse_bytes == 16 << 10 && s.bn_grad_dx_reverse_bytes_mt == 64 << 10));
   CHECK(simd::apply_tiles_override(Isa::avx512, "bn_rev=8", &s));
   CHECK((s.bn_grad_dx_reverse_bytes == 8 << 10 && s.bn_grad_dx_reverse_bytes_mt == -1));
-  for (const char* bad : {"bn_rev=8x", "bn_rev=8/", "bn_rev=8/-1", "bn_rev=-1", "bn_rev=8/9/10"})
+  for (const char* bad : {"bn_rev=8x", "bn_rev=8/", "bn_rev=8/-1", "bn_rev=-1", "bn_rev=8/9/10", "bn_rev=99999999999999",
+                          "bn_rev=8/99999999999999", "bn_stream=99999999999999", "bn_stream=-1", "bn_stream=1x"})
     CHECK_FALSE(simd::apply_tiles_override(Isa::avx512, bad, &s));
   CHECK(simd::apply_tiles_override(Isa::avx512, "bn_rows=24576", &s));
   CHECK(s.bn_whole_rows_bytes == int64_t{24} << 20);
