@@ -383,14 +383,10 @@ bool apply_tiles_override(Isa isa, const char* spec, ConvTuning* out) {
       if (from >= 0) t.input_k_block_bytes = from << 10;
     } else if (key == "bn_rev") {  // FusedBatchNormGrad dx pass last chunk first up to this many KiB of dy + x
       // KIB (any thread count) or KIB/KIB_ON_2_OR_MORE_THREADS
-      long long a = -1, b = -1;
-      char tail = 0;
-      const std::string val(v, vn);
-      const bool two = std::sscanf(val.c_str(), "%lld/%lld%c", &a, &b, &tail) == 2;
-      if (!two && std::sscanf(val.c_str(), "%lld%c", &a, &tail) != 1) return false;
-      if (a < 0 || a > (1LL << 40) || (two && (b < 0 || b > (1LL << 40)))) return false;
-      t.bn_grad_dx_reverse_bytes = int64_t(a) << 10;
-      t.bn_grad_dx_reverse_bytes_mt = two ? int64_t(b) << 10 : -1;
+      int64_t a = 0, b = -1;
+      if (!value_and_kib(std::string(v, vn), &a, &b) || a > (int64_t{1} << 40)) return false;
+      t.bn_grad_dx_reverse_bytes = a << 10;
+      t.bn_grad_dx_reverse_bytes_mt = b >= 0 ? b << 10 : -1;
     } else if (key == "bn_stream") {  // FusedBatchNormGrad dx non-temporal from this many KiB (0: never)
       if (!kib_bytes(std::string(v, vn), &t.bn_grad_stream_bytes)) return false;
     } else if (key == "dwx_stream") {  // depthwise input gradient dx non-temporal from this many KiB (0: never)

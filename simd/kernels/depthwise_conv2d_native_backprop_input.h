@@ -50,9 +50,12 @@ void depthwise_conv2d_native_backprop_input(const Exec& exec, const ConvTuning& 
   const int64_t C = p.in_c, M = p.depth_multiplier, OC = C * M, taps = p.filter_h * p.filter_w;
   const int64_t rows = p.batch * p.in_h;
   if (rows == 0 || p.in_w == 0 || C == 0) return;
-  // The dwx2 rows' dx with non-temporal stores from ConvTuning::dw_input_stream_bytes of dx.
-  const bool stream =
-      tuning.dw_input_stream_bytes > 0 && p.x_elements() * int64_t(sizeof(T)) >= tuning.dw_input_stream_bytes;
+  // The dwx2 rows' dx with non-temporal stores from ConvTuning::dw_input_stream_bytes of dx, where
+  // the unit has them and every dx row starts on a vector (dx aligned, C whole vectors).
+  constexpr int64_t vb = int64_t(sizeof(T)) * Vec<T, Arch>::width;
+  const bool stream = bn_can_stream<T, Arch>() && tuning.dw_input_stream_bytes > 0 &&
+                      p.x_elements() * int64_t(sizeof(T)) >= tuning.dw_input_stream_bytes &&
+                      reinterpret_cast<uintptr_t>(dx) % vb == 0 && C * int64_t(sizeof(T)) % vb == 0;
   // One contiguous run of rows per thread (no reduction: the cut may depend on threads):
   // each thread writes the same part of dx and reads the same dy rows on every call, so at
   // batch 1 they stay in its own L2 instead of moving between cores' caches.

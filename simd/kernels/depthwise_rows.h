@@ -196,26 +196,26 @@ struct DwRowKernels {
 
   // Input gradient, stride 2 x 3 taps along x: one whole dx row from its R filter rows'
   // dy rows (dwx2_row; R == 0: zeros); false: the driver's phase-class path. stream: dx with
-  // non-temporal stores where the unit has them, dx is vector-aligned and C whole vectors.
+  // non-temporal stores (the driver's choice: it checked the unit, dx's alignment and C).
   static bool dwx2(int R, const T* const* rows, const T* const* wr, int64_t ow, int64_t C, T* dx, bool stream) {
-    if constexpr (bn_can_stream<T, Arch>()) {
-      constexpr int64_t vb = int64_t(sizeof(T)) * Vec<T, Arch>::width;
-      if (stream && R >= 1 && R <= 3 && reinterpret_cast<uintptr_t>(dx) % vb == 0 && C * int64_t(sizeof(T)) % vb == 0) {
-        if (R == 1) dwx2_row<T, Arch, 1, true>(rows, wr, ow, C, dx);
-        if (R == 2) dwx2_row<T, Arch, 2, true>(rows, wr, ow, C, dx);
-        if (R == 3) dwx2_row<T, Arch, 3, true>(rows, wr, ow, C, dx);
+    if (R < 0 || R > 3) return false;
+    if (R == 0) {
+      for (int64_t e = 0; e < 2 * ow * C; ++e) dx[e] = T(0);
+      return true;
+    }
+    if constexpr (bn_can_stream<T, Arch>())
+      if (stream) {
+        dwx2_rows<true>(R, rows, wr, ow, C, dx);
         return true;
       }
-    }
-    switch (R) {
-      case 0:
-        for (int64_t e = 0; e < 2 * ow * C; ++e) dx[e] = T(0);
-        return true;
-      case 1: dwx2_row<T, Arch, 1>(rows, wr, ow, C, dx); return true;
-      case 2: dwx2_row<T, Arch, 2>(rows, wr, ow, C, dx); return true;
-      case 3: dwx2_row<T, Arch, 3>(rows, wr, ow, C, dx); return true;
-      default: return false;
-    }
+    dwx2_rows<false>(R, rows, wr, ow, C, dx);
+    return true;
+  }
+  template <bool NT>
+  static void dwx2_rows(int R, const T* const* rows, const T* const* wr, int64_t ow, int64_t C, T* dx) {
+    if (R == 1) dwx2_row<T, Arch, 1, NT>(rows, wr, ow, C, dx);
+    else if (R == 2) dwx2_row<T, Arch, 2, NT>(rows, wr, ow, C, dx);
+    else dwx2_row<T, Arch, 3, NT>(rows, wr, ow, C, dx);
   }
 
   // The tester table's slots for this set's own micro-kernels (kernels/table.h; the kernels
